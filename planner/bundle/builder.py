@@ -1,0 +1,210 @@
+"""The bundle builder: TCCM + RepoView + inputs → a Context Bundle under a hard budget.
+
+Semantics (DESIGN.md, "Bundle semantics"):
+- must_read always loads; each item is cut to per_file_max_tokens (status
+  truncated). If must_read still exceeds max_tokens or max_files, a
+  BudgetError names the entries and sizes, before anything else happens.
+- bootstrap_globs (bootstrap mode only) then should_read load first-fit in
+  declared order; what does not fit is deferred with the tokens it needs.
+- may_read is listed with an estimate, never loaded here.
+- Missing keys and empty globs are `missing`; secret files are `denied`; a
+  file or slice already loaded by an earlier entry is a `duplicate`.
+Token counts are of each rendered block (header + body), so the sum plus the
+bundle header bounds the whole rendered text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from planner import tokens
+from planner.bundle import keys, render
+from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
+from planner.bundle.view import RepoView
+from planner.errors import BudgetError
+from planner.tccm.model import TCCM, Entry
+
+
+@dataclass
+class _Item:
+    entry: BundleEntry
+    body: str | None = None  # for keys: the rendered slice, known up front
+
+
+@dataclass
+class _State:
+    tccm: TCCM
+    view: RepoView
+    inputs: Mapping[str, str]
+    used_tokens: int = 0
+    used_files: int = 0
+    seen: dict[str, str] = field(default_factory=dict)  # target -> id of the first entry that loaded it
+    entries: list[BundleEntry] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+
+
+def _id(band: str, index: int, target: str) -> str:
+    return f"{band}:{index}:{target}"
+
+
+def _expand(state: _State, band: BandName, index: int, entry: Entry) -> Iterator[_Item]:
+    """The concrete items one TCCM entry selects, in a stable order."""
+    base = {"band": band, "entry": index, "selector": entry.selector, "reason": entry.reason}
+    if entry.key is not None:
+        yield from _expand_key(state, base, entry.key)
+        return
+    assert entry.glob is not None
+    files = state.view.paths.match(entry.glob)
+    denied = state.view.denied_index.match(entry.glob)
+    if not files and not denied:
+        yield _Item(BundleEntry(**base, id=_id(band, index, entry.glob), kind="selector", target=entry.glob,
+                                status="missing", detail="glob matched no file"))
+        return
+    for path in sorted([*files, *denied]):
+        if path in state.view.denied:
+            rule = state.view.denied[path]
+            yield _Item(BundleEntry(**base, id=_id(band, index, path), kind="file", target=path, status="denied",
+                                    rule=rule, detail=f"secret file ({rule}); never read"))
+        else:
+            yield _Item(BundleEntry(**base, id=_id(band, index, path), kind="file", target=path, status="included",
+                                    source="filesystem"))
+
+
+def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_Item]:
+    band, index = str(base["band"]), int(base["entry"])  # type: ignore[call-overload]
+    if state.view.context is None:
+        yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="key", target=key,  # type: ignore[arg-type]
+                                status="missing", detail="no RepoContext for this repository (bootstrap mode)"))
+        return
+    resolved = keys.resolve(state.view.context, key, state.inputs)
+    notes = "; ".join(resolved.notes) or None
+    if not resolved.found:
+        detail = "key not present in the RepoContext" + (f" ({notes})" if notes else "")
+        yield _Item(BundleEntry(**base, id=_id(band, index, resolved.key), kind="key",  # type: ignore[arg-type]
+                                target=resolved.key, status="missing", detail=detail))
+        return
+    yield _Item(
+        BundleEntry(**base, id=_id(band, index, resolved.key), kind="key", target=resolved.key,  # type: ignore[arg-type]
+                    status="included", source="repocontext", detail=notes),
+        body=render.render_value(resolved.value),
+    )
+
+
+def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
+    """Read and render the item, cut to per_file_max_tokens. None when it became denied/skipped."""
+    entry = item.entry
+    body = item.body
+    if body is None:
+        result = state.view.read(entry.target)
+        if result.text is None:
+            entry.status, entry.detail, entry.rule, entry.source = result.status, result.detail, result.rule, "none"
+            return None
+        body = result.text
+    text = render.block(entry.id, body)
+    size = tokens.count(text)
+    limit = state.tccm.budget.per_file_max_tokens
+    if size <= limit:
+        return text, size
+    entry.status, entry.tokens_needed = "truncated", size
+    # Token counts are not exactly additive at the seams, so shrink until the block fits.
+    room = limit - tokens.count(render.block(entry.id, "", truncated=True))
+    while True:
+        text = render.block(entry.id, tokens.truncate(body, max(room, 0)), truncated=True)
+        size = tokens.count(text)
+        if size <= limit or room <= 0:
+            return text, size
+        room -= size - limit
+
+
+def _duplicate(state: _State, item: _Item) -> bool:
+    first = state.seen.get(f"{item.entry.kind}:{item.entry.target}")
+    if first is None:
+        return False
+    item.entry.status, item.entry.detail, item.entry.source = "duplicate", f"already loaded as {first}", "none"
+    return True
+
+
+def _accept(state: _State, item: _Item, text: str, size: int) -> None:
+    item.entry.tokens = size
+    state.used_tokens += size
+    state.used_files += item.entry.kind == "file"
+    state.seen[f"{item.entry.kind}:{item.entry.target}"] = item.entry.id
+    state.blocks.append(text)
+
+
+def _load_must(state: _State) -> None:
+    for index, entry in enumerate(state.tccm.must_read):
+        for item in _expand(state, "must_read", index, entry):
+            state.entries.append(item.entry)
+            if item.entry.status != "included" or _duplicate(state, item):
+                continue
+            loaded = _materialise(state, item)
+            if loaded:
+                _accept(state, item, *loaded)
+    budget = state.tccm.budget
+    if state.used_tokens > budget.max_tokens or state.used_files > budget.max_files:
+        sizes = ", ".join(f"{e.id}={e.tokens}" for e in state.entries if e.status in LOADED)
+        raise BudgetError(
+            f"must_read of {state.tccm.task_class} needs {state.used_tokens} tokens in {state.used_files} files "
+            f"but the budget is {budget.max_tokens} tokens / {budget.max_files} files ({state.tccm.path}): {sizes}"
+        )
+
+
+def _load_first_fit(state: _State, band: BandName, entries: tuple[Entry, ...]) -> None:
+    budget = state.tccm.budget
+    for index, entry in enumerate(entries):
+        for item in _expand(state, band, index, entry):
+            state.entries.append(item.entry)
+            if item.entry.status != "included" or _duplicate(state, item):
+                continue
+            loaded = _materialise(state, item)
+            if loaded is None:
+                continue
+            text, size = loaded
+            is_file = item.entry.kind == "file"
+            if state.used_tokens + size > budget.max_tokens or state.used_files + is_file > budget.max_files:
+                left = budget.max_tokens - state.used_tokens
+                why = "max_files reached" if state.used_files + is_file > budget.max_files else f"{left} tokens left"
+                item.entry.status, item.entry.tokens_needed, item.entry.source = "deferred", size, "none"
+                item.entry.detail = f"needs {size} tokens; {why}"
+                continue
+            _accept(state, item, text, size)
+
+
+def _list_may(state: _State) -> None:
+    for index, entry in enumerate(state.tccm.may_read):
+        for item in _expand(state, "may_read", index, entry):
+            state.entries.append(item.entry)
+            if item.entry.status != "included" or _duplicate(state, item):
+                continue
+            item.entry.status, item.entry.source = "listed", "none"
+            if item.body is not None:
+                item.entry.tokens_needed = tokens.count(render.block(item.entry.id, item.body))
+            else:  # not read: ~4 bytes per token, header included
+                size = state.view.sizes.get(item.entry.target, 0) + len(render.block_header(item.entry.id)) + 1
+                item.entry.tokens_needed = -(-size // 4)
+                item.entry.detail = "estimated from file size"
+
+
+def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> Bundle:
+    header = render.bundle_header(tccm.task_class, tccm.version, view.mode, inputs)
+    state = _State(tccm=tccm, view=view, inputs=inputs, used_tokens=tokens.count(header))
+    header_tokens = state.used_tokens
+    _load_must(state)
+    if view.mode == "bootstrap":
+        bootstrap = tuple(Entry(glob=g, reason="bootstrap glob (no RepoContext yet)") for g in tccm.bootstrap_globs)
+        _load_first_fit(state, "bootstrap", bootstrap)
+    _load_first_fit(state, "should_read", tccm.should_read)
+    _list_may(state)
+    text = header + "".join(state.blocks)
+    by_status: dict[str, int] = {}
+    for entry in state.entries:
+        by_status[entry.status] = by_status.get(entry.status, 0) + 1
+    totals = Totals(tokens=state.used_tokens, max_tokens=tccm.budget.max_tokens, files=state.used_files,
+                    max_files=tccm.budget.max_files, per_file_max_tokens=tccm.budget.per_file_max_tokens,
+                    header_tokens=header_tokens, by_status=dict(sorted(by_status.items())))
+    return Bundle(task_class=tccm.task_class, tccm_version=tccm.version, mode=view.mode, inputs=dict(inputs),
+                  entries=state.entries, totals=totals, text=text,
+                  sha256=hashlib.sha256(text.encode()).hexdigest())

@@ -1,0 +1,101 @@
+"""The builder's view of one repository: its RepoContext (or none), its paths, safe reads.
+
+In repocontext mode paths come from the stored snapshot's file index; in
+bootstrap mode (no snapshot yet) the tree is indexed on the spot. Reads never
+follow a symlink, never leave the repository, never return secret content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from repocontext import git
+from repocontext.globs import PathIndex
+from repocontext.index import build_index
+from repocontext.secrets import content_rule, path_rule
+from repocontext.store import RepoContextStore
+
+MAX_FILE_BYTES = 4_000_000
+
+Freshness = Literal["fresh", "stale", "dirty", "none"]
+
+
+@dataclass
+class ReadResult:
+    text: str | None
+    status: Literal["ok", "denied", "skipped"] = "ok"
+    detail: str | None = None
+    rule: str | None = None
+
+
+@dataclass
+class RepoView:
+    root: Path
+    context: dict[str, Any] | None
+    paths: PathIndex
+    sizes: dict[str, int]
+    denied: dict[str, str]  # path -> rule
+    denied_index: PathIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.denied_index = PathIndex(sorted(self.denied))
+
+    @property
+    def mode(self) -> Literal["repocontext", "bootstrap"]:
+        return "bootstrap" if self.context is None else "repocontext"
+
+    def freshness(self) -> Freshness:
+        """fresh: gathered at HEAD; stale: HEAD moved since; dirty: gathered with uncommitted changes."""
+        if self.context is None:
+            return "none"
+        meta = self.context.get("meta", {})
+        commit = meta.get("commit")
+        if commit is not None and commit != git.head(self.root):
+            return "stale"
+        return "dirty" if meta.get("dirty") else "fresh"
+
+    def read(self, rel: str) -> ReadResult:
+        rule = path_rule(rel)
+        if rule:
+            return ReadResult(None, "denied", f"secret file ({rule})", rule)
+        full = self.root / rel
+        try:
+            if full.is_symlink():
+                return ReadResult(None, "skipped", "symlink not followed")
+            if not full.resolve().is_relative_to(self.root):
+                return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
+            with full.open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
+        except OSError as exc:
+            return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
+        if len(data) > MAX_FILE_BYTES:
+            return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
+        if b"\0" in data[:8192]:
+            return ReadResult(None, "skipped", "binary file")
+        text = data.decode("utf-8", errors="replace")
+        secret = content_rule(text)
+        if secret:
+            return ReadResult(None, "denied", f"secret-looking content ({secret})", secret)
+        return ReadResult(text)
+
+
+def open_view(root: Path, store: RepoContextStore) -> RepoView:
+    """A view backed by the stored RepoContext, or a bootstrap view when there is none."""
+    root = root.resolve()
+    context = store.load_raw(root)
+    if context is not None:
+        files = context.get("files", [])
+        return RepoView(
+            root=root, context=context, paths=PathIndex([f["path"] for f in files]),
+            sizes={f["path"]: f["size"] for f in files},
+            denied={d["path"]: d["rule"] for d in context.get("denied", [])},
+        )
+    index = build_index(root)
+    return RepoView(
+        root=root, context=None, paths=PathIndex([f.path for f in index.files]),
+        sizes={f.path: f.size for f in index.files}, denied={d.path: d.rule for d in index.denied},
+    )

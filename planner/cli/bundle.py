@@ -1,0 +1,69 @@
+"""`planner bundle TASK_CLASS --repo PATH`: build, record and show a Context Bundle."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from planner import service
+from planner.cli.output import console, emit_json, parse_inputs
+from planner.config import Settings
+from planner.provenance import ProvenanceRecord
+
+STATUS_STYLE = {
+    "included": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
+    "missing": "red", "denied": "bold red", "duplicate": "dim", "skipped": "dim", "requested": "blue",
+}
+
+
+def entries_table(record: ProvenanceRecord) -> Table:
+    table = Table("band", "selector", "status", "tokens", "source", "reason / detail", title=None)
+    for entry in record.entries:
+        style = STATUS_STYLE.get(entry.status, "")
+        tokens = str(entry.tokens) if entry.tokens else ""
+        if entry.tokens_needed is not None and entry.status != "included":
+            tokens = f"{tokens}/{entry.tokens_needed}" if tokens else f"~{entry.tokens_needed}"
+        target = entry.target if entry.kind != "selector" else entry.selector
+        shown = f"{entry.selector}" if target in entry.selector else f"{entry.selector} → {target}"
+        note = " — ".join(x for x in (entry.reason, entry.detail) if x)
+        table.add_row(entry.band, shown, f"[{style}]{entry.status}[/{style}]" if style else entry.status,
+                      tokens, entry.source, note)
+    return table
+
+
+def print_record(record: ProvenanceRecord) -> None:
+    repo = record.repocontext
+    console.print(f"[bold]{record.task_class}[/bold] v{record.tccm.version}  mode: {record.mode}  "
+                  f"record: {record.id}")
+    console.print(f"TCCM {record.tccm.path} (sha256 {record.tccm.sha256[:12]})")
+    console.print(f"RepoContext: {repo.commit or 'none'} gathered {repo.gathered_at or '-'} ({repo.freshness})")
+    console.print(entries_table(record))
+    totals = record.totals
+    console.print(
+        f"total: {totals.tokens}/{totals.max_tokens} tokens, {totals.files}/{totals.max_files} files "
+        f"(per-file cap {totals.per_file_max_tokens}; header {totals.header_tokens}) — "
+        + ", ".join(f"{n} {s}" for s, n in totals.by_status.items())
+    )
+
+
+def bundle_command(
+    task_class: Annotated[str, typer.Argument(help="The task class (see `planner task-classes list`).")],
+    repo: Annotated[Path, typer.Option(help="The repository.")] = Path("."),
+    inputs: Annotated[list[str] | None, typer.Option("--input", "-i", help="Run input NAME=VALUE.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the provenance record and bundle as JSON.")] = False,
+    show_text: Annotated[bool, typer.Option("--text", help="Also print the rendered bundle.")] = False,
+) -> None:
+    """Build the Context Bundle a task class would get, record its provenance and show it."""
+    settings = Settings.from_env()
+    bundle, _tccm, provenance = service.build_bundle(settings, task_class, repo, parse_inputs(inputs or []))
+    path = service.record(settings, provenance)
+    if as_json:
+        emit_json({"record_path": str(path), **provenance.model_dump(mode="json"), "text": bundle.text})
+        return
+    print_record(provenance)
+    if show_text:
+        sys.stdout.write("\n" + bundle.text)

@@ -1,0 +1,47 @@
+"""`planner gather REPO`: run the probes and store the RepoContext."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from planner import service
+from planner.cli.output import console
+from planner.config import Settings
+
+
+def gather_command(
+    repo: Annotated[Path, typer.Argument(help="The repository to snapshot.")],
+    advisories: Annotated[list[Path] | None, typer.Option(help="OSV advisories: directory, zip or report.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the RepoContext as JSON.")] = False,
+) -> None:
+    """Snapshot a repository into a RepoContext (stored under PLANNER_HOME)."""
+    settings = Settings.from_env()
+    options = {"advisories": os.pathsep.join(str(p) for p in advisories)} if advisories else None
+    show_progress = not as_json and sys.stderr.isatty()
+    if show_progress:
+        with Progress(TextColumn("gather {task.description}"), BarColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("files", total=1)
+
+            def step(name: str, done: int, total: int) -> None:
+                bar.update(task, description=name, completed=done, total=total)
+
+            context, path = service.gather_repo(settings, repo, progress=step, options=options)
+    else:
+        context, path = service.gather_repo(settings, repo, options=options)
+    if as_json:
+        sys.stdout.write(context.model_dump_json(indent=2) + "\n")
+        return
+    meta = context.meta
+    reused = sorted(name for name, run in meta.probes.items() if run.reused)
+    console.print(f"gathered {meta.root} at {meta.commit or 'no commit'}{' (dirty)' if meta.dirty else ''}")
+    console.print(f"  files: {len(context.files)}  denied: {len(context.denied)}  "
+                  f"languages: {', '.join(list(context.languages)[:5]) or 'none'}")
+    console.print(f"  probes: {len(meta.probes)} run, {len(reused)} reused{': ' + ', '.join(reused) if reused else ''}")
+    console.print(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")

@@ -1,0 +1,110 @@
+"""`planner task-classes list | show | validate | schema`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from planner import service
+from planner.cli.output import console, emit_json, error_line
+from planner.config import Settings
+from planner.errors import ExitCode
+from planner.tccm.model import BANDS, TCCM, TCCMDocument
+
+app = typer.Typer(help="List, show, validate task classes (TCCM files).", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _summary(tccm: TCCM) -> dict[str, object]:
+    return {
+        "task_class": tccm.task_class, "version": tccm.version, "description": tccm.description.strip(),
+        "path": tccm.path, "extends": tccm.extends, "subgraph": tccm.subgraph,
+        "budget": tccm.budget.model_dump(),
+        **{band: len(tccm.band(band)) for band in BANDS},
+    }
+
+
+@app.command("list")
+def list_command(as_json: JsonOpt = False) -> None:
+    """Every task class in service, with its version and whether it is valid."""
+    registry = service.registry(Settings.from_env())
+    rows = []
+    for name in registry.names():
+        errors = registry.errors_for(name)
+        if errors:
+            rows.append({"task_class": name, "valid": False, "errors": [str(e) for e in errors]})
+        else:
+            rows.append({"valid": True, **_summary(registry.get(name))})
+    if as_json:
+        emit_json(rows)
+        return
+    table = Table("task class", "version", "must/should/may", "tokens/files", "description")
+    table.columns[0].no_wrap = True
+    table.columns[4].max_width = 70
+    for row in rows:
+        if not row["valid"]:
+            table.add_row(str(row["task_class"]), "-", "-", "-", "[red]invalid[/red]: " + row["errors"][0])
+            continue
+        budget = row["budget"]
+        bands = f"{row['must_read']}/{row['should_read']}/{row['may_read']}"
+        description = str(row["description"]).split(". ")[0]
+        table.add_row(str(row["task_class"]), str(row["version"]), bands,
+                      f"{budget['max_tokens']}/{budget['max_files']}", description)  # type: ignore[index]
+    console.print(table)
+
+
+@app.command("show")
+def show_command(name: str, as_json: JsonOpt = False) -> None:
+    """One task class, resolved (extends applied), with every entry and its reason."""
+    tccm = service.task_class(Settings.from_env(), name)
+    if as_json:
+        emit_json(tccm.model_dump(mode="json"))
+        return
+    console.print(f"[bold]{tccm.task_class}[/bold] v{tccm.version}  ({tccm.path})")
+    console.print(tccm.description.strip())
+    if tccm.extends:
+        console.print(f"extends: {tccm.extends}")
+    budget = tccm.budget
+    console.print(f"budget: {budget.max_tokens} tokens, {budget.max_files} files, "
+                  f"{budget.per_file_max_tokens} tokens per file")
+    table = Table("band", "selector", "reason")
+    for band in BANDS:
+        for entry in tccm.band(band):
+            table.add_row(band, entry.selector, entry.reason or "")
+    for pattern in tccm.bootstrap_globs:
+        table.add_row("bootstrap", f"glob:{pattern}", "used when the repo has no RepoContext")
+    console.print(table)
+
+
+@app.command("validate")
+def validate_command(
+    paths: Annotated[list[Path] | None, typer.Argument(help="TCCM files or directories (default: all in service).")]
+    = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check TCCM files strictly. Exit 0 when all are valid, 1 otherwise."""
+    registry = service.registry(Settings.from_env())
+    errors = registry.validate_files(paths) if paths else registry.validate()
+    checked = len(paths) if paths else len(registry.names())
+    if as_json:
+        emit_json({"valid": not errors, "checked": checked, "errors": [e.as_dict() for e in errors]})
+    else:
+        for error in errors:
+            error_line(str(error))
+        if not errors:
+            console.print(f"ok: {checked} task class file(s) valid")
+    if errors:
+        raise typer.Exit(int(ExitCode.INVALID))
+
+
+@app.command("schema")
+def schema_command(as_json: JsonOpt = True) -> None:
+    """The JSON Schema of a TCCM file, for editors (e.g. yaml-language-server)."""
+    schema = TCCMDocument.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Task-Class Context Manifest"
+    print(json.dumps(schema, indent=2, sort_keys=True))

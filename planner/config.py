@@ -1,0 +1,40 @@
+"""Configuration from the environment. One place, so the README's table stays true.
+
+PLANNER_HOME             where RepoContexts, runs and provenance live (default ./.planner)
+PLANNER_TASK_CLASS_PATH  extra directories of TCCM YAML files (os.pathsep-separated)
+PLANNER_ADVISORIES       OSV advisory sources (directory, zip or scanner report; os.pathsep-separated)
+PLANNER_REDIS_URL        a Redis server for hot views (default: embedded)
+PLANNER_MODEL            a LangChain chat model, "provider:name" (default: none)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILTIN_TASK_CLASS_DIR = Path(__file__).resolve().parent.parent / "task-class-contexts"
+
+
+def _paths(value: str | None) -> list[Path]:
+    return [Path(p).expanduser() for p in (value or "").split(os.pathsep) if p.strip()]
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    task_class_dirs: list[Path] = field(default_factory=list)
+    advisories: list[Path] = field(default_factory=list)
+    redis_url: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        return cls(
+            home=Path(env.get("PLANNER_HOME") or ".planner").expanduser(),
+            task_class_dirs=[BUILTIN_TASK_CLASS_DIR, *_paths(env.get("PLANNER_TASK_CLASS_PATH"))],
+            advisories=_paths(env.get("PLANNER_ADVISORIES")),
+            redis_url=env.get("PLANNER_REDIS_URL") or None,
+            model=env.get("PLANNER_MODEL") or None,
+        )

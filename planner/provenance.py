@@ -1,0 +1,146 @@
+"""Provenance: one append-only record per bundle build or run.
+
+Records live in `$PLANNER_HOME/runs/<id>.json`, written once and never
+rewritten; `index.jsonl` gets one line per record for fast listing. Everything
+in a record except `id` and `created_at` is a pure function of the repo state,
+the TCCM and the inputs, so two builds of the same thing compare equal.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planner.bundle.model import Bundle, BundleEntry, Totals
+from planner.bundle.view import RepoView
+from planner.errors import EnvironmentProblem, PlannerError
+from planner.tccm.model import TCCM
+from repocontext.store import atomic_write
+
+VOLATILE = ("id", "created_at")
+
+
+class TCCMRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task_class: str
+    path: str
+    version: str
+    sha256: str
+    chain: list[str] = Field(default_factory=list)
+
+
+class RepoContextRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    repo: str  # the repository root
+    repo_id: str | None = None
+    commit: str | None = None
+    gathered_at: str | None = None
+    freshness: Literal["fresh", "stale", "dirty", "none"]
+    dirty: bool | None = None
+
+
+class StageRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    stage: str
+    outcome: str
+    reason: str = ""
+
+
+class ProvenanceRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: Literal["bundle", "run"] = "bundle"
+    created_at: str
+    task_class: str
+    status: str = "built"
+    tccm: TCCMRef
+    repocontext: RepoContextRef
+    mode: Literal["repocontext", "bootstrap"]
+    inputs: dict[str, str]
+    entries: list[BundleEntry]
+    totals: Totals
+    bundle_sha256: str
+    stages: list[StageRecord] = Field(default_factory=list)
+    requests: list[dict[str, Any]] = Field(default_factory=list)
+    llm_calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    def stable_dict(self) -> dict[str, Any]:
+        """The record without its volatile fields: equal for equal builds."""
+        return self.model_dump(mode="json", exclude=set(VOLATILE))
+
+
+def new_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def record_for(bundle: Bundle, tccm: TCCM, view: RepoView, kind: Literal["bundle", "run"] = "bundle",
+               run_id: str | None = None) -> ProvenanceRecord:
+    meta = (view.context or {}).get("meta", {})
+    return ProvenanceRecord(
+        id=run_id or new_id(), kind=kind, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        task_class=tccm.task_class,
+        tccm=TCCMRef(task_class=tccm.task_class, path=tccm.path, version=tccm.version, sha256=tccm.sha256,
+                     chain=list(tccm.chain)),
+        repocontext=RepoContextRef(repo=str(view.root), repo_id=meta.get("repo_id"), commit=meta.get("commit"),
+                                   gathered_at=meta.get("gathered_at"), freshness=view.freshness(),
+                                   dirty=meta.get("dirty")),
+        mode=bundle.mode, inputs=dict(sorted(bundle.inputs.items())), entries=bundle.entries, totals=bundle.totals,
+        bundle_sha256=bundle.sha256,
+    )
+
+
+class ProvenanceStore:
+    def __init__(self, home: Path) -> None:
+        self.dir = home / "runs"
+
+    def append(self, record: ProvenanceRecord) -> Path:
+        path = self.dir / f"{record.id}.json"
+        if path.exists():
+            raise PlannerError(f"provenance record {record.id} already exists; records are append-only")
+        summary = {"id": record.id, "kind": record.kind, "created_at": record.created_at,
+                   "task_class": record.task_class, "status": record.status, "repo": record.repocontext.repo,
+                   "mode": record.mode, "tokens": record.totals.tokens, "max_tokens": record.totals.max_tokens}
+        try:
+            atomic_write(path, record.model_dump_json(indent=2) + "\n")
+            with (self.dir / "index.jsonl").open("a", encoding="utf-8") as index:
+                fcntl.flock(index, fcntl.LOCK_EX)
+                index.write(json.dumps(summary, sort_keys=True) + "\n")
+                index.flush()
+                os.fsync(index.fileno())
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write provenance under {self.dir}: {exc.strerror}") from exc
+        return path
+
+    def get(self, record_id: str) -> ProvenanceRecord:
+        path = self.dir / f"{record_id}.json"
+        if not path.is_file():
+            matches = sorted(self.dir.glob(f"{record_id}*.json")) if record_id and "/" not in record_id else []
+            if len(matches) != 1:
+                why = "is ambiguous" if matches else "does not exist"
+                raise PlannerError(f"provenance record {record_id!r} {why} (see `planner runs list`)")
+            path = matches[0]
+        try:
+            return ProvenanceRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as exc:
+            raise PlannerError(f"provenance record {path} is unreadable: {exc.__class__.__name__}") from exc
+
+    def list(self) -> list[dict[str, Any]]:
+        try:
+            lines = (self.dir / "index.jsonl").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        rows = []
+        for line in lines:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue  # a torn last line after a crash: the record file itself is intact
+        return rows

@@ -1,0 +1,69 @@
+"""The operations the CLI (and later the graph) share: registry, gather, bundle, record."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from planner.bundle import Bundle, build, open_view
+from planner.config import Settings
+from planner.errors import EnvironmentProblem, PlannerError
+from planner.provenance import ProvenanceRecord, ProvenanceStore, record_for
+from planner.tccm import TCCM, Registry
+from repocontext.gather import GatherError, Progress, gather
+from repocontext.model import RepoContext
+from repocontext.store import RepoContextStore, StoreError
+
+
+def registry(settings: Settings) -> Registry:
+    return Registry(settings.task_class_dirs)
+
+
+def task_class(settings: Settings, name: str) -> TCCM:
+    return registry(settings).get(name)
+
+
+def repo_root(path: Path) -> Path:
+    if not path.exists():
+        raise PlannerError(f"repository {path} does not exist")
+    if not path.is_dir():
+        raise PlannerError(f"repository {path} is not a directory")
+    return path.resolve()
+
+
+def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None,
+                options: Mapping[str, str] | None = None) -> tuple[RepoContext, Path]:
+    root = repo_root(repo)
+    store = RepoContextStore(settings.home)
+    try:
+        previous = store.load_raw(root)
+    except StoreError:
+        previous = None  # an unreadable old snapshot is simply re-made
+    opts = dict(options or {})
+    if settings.advisories and "advisories" not in opts:
+        opts["advisories"] = os.pathsep.join(str(p) for p in settings.advisories)
+    try:
+        context = gather(root, previous=previous, options=opts, progress=progress)
+        return context, store.save(context)
+    except GatherError as exc:
+        raise PlannerError(str(exc)) from None
+    except StoreError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+
+
+def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str]) -> tuple[Bundle, TCCM,
+                                                                                                 ProvenanceRecord]:
+    """Build the bundle `name` would get for `repo`, without recording it."""
+    tccm = task_class(settings, name)
+    root = repo_root(repo)
+    try:
+        view = open_view(root, RepoContextStore(settings.home))
+    except StoreError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    bundle = build(tccm, view, inputs)
+    return bundle, tccm, record_for(bundle, tccm, view)
+
+
+def record(settings: Settings, provenance: ProvenanceRecord) -> Path:
+    return ProvenanceStore(settings.home).append(provenance)

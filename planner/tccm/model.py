@@ -1,0 +1,194 @@
+"""The TCCM schema: one task class's context manifest, validated strictly."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from repocontext.globs import GlobError, check_glob
+from repocontext.model import SECTIONS
+
+SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$|^[a-z0-9]$"
+Slug = Annotated[str, StringConstraints(pattern=SLUG, max_length=64)]
+BANDS: tuple[str, ...] = ("must_read", "should_read", "may_read")
+Band = Literal["must_read", "should_read", "may_read"]
+
+_INPUT_REF = re.compile(r"\$\{inputs\.([A-Za-z_][A-Za-z0-9_]*)\}")
+_SEGMENT = re.compile(r"[A-Za-z0-9_.@/+-]+|\$\{inputs\.[A-Za-z_][A-Za-z0-9_]*\}")
+_FILTER = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)=([^\]]+)\]")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+def split_key(key: str) -> list[str]:
+    """Split a dotted key into segments; `[field=value]` filters stay whole segments.
+
+    Dots inside `${inputs.x}` and inside filters do not split.
+    """
+    parts: list[str] = []
+    current = ""
+    depth = 0
+    i = 0
+    while i < len(key):
+        if key.startswith("${", i):
+            end = key.find("}", i)
+            if end == -1:
+                raise ValueError("unclosed '${' in key")
+            current += key[i : end + 1]
+            i = end + 1
+            continue
+        char = key[i]
+        if char == "[":
+            if current:
+                parts.append(current)
+            current, depth = "[", depth + 1
+        elif char == "]":
+            current += "]"
+            depth -= 1
+            parts.append(current)
+            current = ""
+        elif char == "." and depth == 0:
+            if current:
+                parts.append(current)
+            elif not parts or not parts[-1].startswith("["):
+                raise ValueError("empty segment in key")
+            current = ""
+        else:
+            current += char
+        i += 1
+    if depth:
+        raise ValueError("unclosed '[' in key")
+    if current:
+        parts.append(current)
+    return parts
+
+
+def input_refs(text: str) -> list[str]:
+    return _INPUT_REF.findall(text)
+
+
+class Entry(_Strict):
+    """One band entry: a RepoContext key or a repo-relative glob, with an optional reason."""
+
+    key: str | None = None
+    glob: str | None = None
+    reason: str | None = Field(default=None, max_length=500)
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> Entry:
+        if (self.key is None) == (self.glob is None):
+            raise ValueError("an entry needs exactly one of 'key' or 'glob'")
+        return self
+
+    @field_validator("glob")
+    @classmethod
+    def _glob_inside_repo(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                check_glob(value)
+            except GlobError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("key")
+    @classmethod
+    def _known_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("key is empty")
+        segments = split_key(value)
+        if segments[0] not in SECTIONS:
+            raise ValueError(f"unknown RepoContext key {segments[0]!r} (known: {', '.join(SECTIONS)})")
+        for segment in segments[1:]:
+            if not (_SEGMENT.fullmatch(segment) or _FILTER.fullmatch(segment)):
+                raise ValueError(f"bad key segment {segment!r}: use name, ${{inputs.NAME}} or [field=value]")
+        if "${" in value.replace("${inputs.", "") or len(input_refs(value)) != value.count("${"):
+            raise ValueError("only ${inputs.NAME} substitutions are allowed in a key")
+        return value
+
+    @property
+    def selector(self) -> str:
+        return f"key:{self.key}" if self.key is not None else f"glob:{self.glob}"
+
+
+class Budget(_Strict):
+    max_files: int = Field(gt=0, le=100_000)
+    max_tokens: int = Field(gt=0, le=2_000_000)
+    per_file_max_tokens: int = Field(gt=0, le=2_000_000)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Budget:
+        if self.per_file_max_tokens > self.max_tokens:
+            raise ValueError(
+                f"per_file_max_tokens ({self.per_file_max_tokens}) exceeds max_tokens ({self.max_tokens})"
+            )
+        return self
+
+
+class BudgetOverride(_Strict):
+    """A child TCCM may override any budget field."""
+
+    max_files: int | None = Field(default=None, gt=0, le=100_000)
+    max_tokens: int | None = Field(default=None, gt=0, le=2_000_000)
+    per_file_max_tokens: int | None = Field(default=None, gt=0, le=2_000_000)
+
+
+class TCCMDocument(_Strict):
+    """Exactly what one YAML file says (before `extends` is applied)."""
+
+    task_class: Slug
+    version: str | int = Field(union_mode="left_to_right")
+    description: str | None = Field(default=None, max_length=4000)
+    extends: Slug | None = None
+    subgraph: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] | None = None
+    worker: str | None = Field(default=None, max_length=20_000)
+    must_read: list[Entry] | None = None
+    should_read: list[Entry] | None = None
+    may_read: list[Entry] | None = None
+    bootstrap_globs: list[str] | None = None
+    budget: BudgetOverride | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _version_text(cls, value: str | int) -> str:
+        text = str(value)
+        if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+-]*", text):
+            raise ValueError(f"version {text!r} must be like 1 or 1.2.0")
+        return text
+
+    @field_validator("bootstrap_globs")
+    @classmethod
+    def _bootstrap_inside_repo(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or []:
+            try:
+                check_glob(pattern)
+            except GlobError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
+class TCCM(_Strict):
+    """A resolved task class (after `extends`), ready for the bundle builder."""
+
+    task_class: str
+    version: str
+    description: str
+    extends: str | None = None
+    subgraph: str | None = None
+    worker: str | None = None
+    must_read: tuple[Entry, ...] = ()
+    should_read: tuple[Entry, ...] = ()
+    may_read: tuple[Entry, ...] = ()
+    bootstrap_globs: tuple[str, ...] = ()
+    budget: Budget
+    path: str  # the file it came from
+    sha256: str  # hash of that file (and, for extends, of the chain)
+    chain: tuple[str, ...] = ()  # files that contributed, child first
+
+    def band(self, name: str) -> tuple[Entry, ...]:
+        return getattr(self, name)

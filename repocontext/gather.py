@@ -1,0 +1,121 @@
+"""Gathering: index the files, run every probe, assemble a RepoContext.
+
+Incremental by construction: each probe's fingerprint covers its version, the
+content hashes of its input files, its options and its upstream keys; when the
+fingerprint matches the previous snapshot's, the previous values are reused
+instead of running the probe again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from repocontext.index import build_index
+from repocontext.model import Diagnostic, Meta, ProbeRun, RepoContext
+from repocontext.probe import Probe, ProbeContext
+from repocontext.probes import ALL_PROBES
+from repocontext.store import repo_id
+
+Progress = Callable[[str, int, int], None]  # (step, done, total)
+
+
+class GatherError(RuntimeError):
+    pass
+
+
+def get_path(data: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def check_repo(path: Path) -> Path:
+    """The resolved repository root, or a GatherError naming what is wrong."""
+    if not path.exists():
+        raise GatherError(f"repository {path} does not exist")
+    if not path.is_dir():
+        raise GatherError(f"repository {path} is not a directory")
+    return path.resolve()
+
+
+def gather(
+    path: Path,
+    *,
+    previous: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    probes: Sequence[Probe] = ALL_PROBES,
+    progress: Progress | None = None,
+) -> RepoContext:
+    """Make a RepoContext for the repository at `path`.
+
+    `previous` is an earlier snapshot of the same repository (plain JSON); probes
+    whose inputs are unchanged since then are not re-run.
+    """
+    root = check_repo(path)
+    total = len(probes) + 1
+    if progress:
+        progress("files", 0, total)
+    index = build_index(root)
+    data: dict[str, Any] = {
+        "files": [f.model_dump() for f in index.files],
+        "denied": [d.model_dump() for d in index.denied],
+    }
+    diagnostics: list[Diagnostic] = list(index.diagnostics)
+    runs: dict[str, ProbeRun] = {}
+    key_fingerprints: dict[str, str] = {}
+    previous_runs = (previous or {}).get("meta", {}).get("probes", {})
+    ctx = ProbeContext(root=root, files=index.files, options=dict(options or {}), upstream=data)
+    for done, probe in enumerate(probes, start=1):
+        if progress:
+            progress(probe.name, done, total)
+        fingerprint = probe.fingerprint(ctx, key_fingerprints)
+        old = previous_runs.get(probe.name)
+        if previous is not None and old and old.get("inputs_hash") == fingerprint:
+            for key in probe.produces:
+                _set_path(data, key, get_path(previous, key))
+            diagnostics.extend(
+                Diagnostic.model_validate(d) for d in previous.get("diagnostics", []) if d.get("probe") == probe.name
+            )
+            runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint, reused=True)
+        else:
+            diagnostics.extend(_run_probe(probe, ctx, data))
+            runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint)
+        for key in probe.produces:
+            key_fingerprints[key] = fingerprint
+    if progress:
+        progress("done", total, total)
+    data["diagnostics"] = [d.model_dump() for d in diagnostics]
+    data["meta"] = Meta(
+        repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
+        gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs,
+    ).model_dump()
+    return RepoContext.model_validate(data)
+
+
+def _run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any]) -> list[Diagnostic]:
+    """Run one probe; a probe that crashes costs only its own keys, never the gather."""
+    try:
+        output = probe.run(ctx)
+    except Exception as exc:  # noqa: BLE001 - a probe bug must not sink the gather
+        return [Diagnostic(probe=probe.name, level="error", message=f"probe failed: {exc.__class__.__name__}: {exc}")]
+    unexpected = set(output.values) - set(probe.produces)
+    if unexpected:
+        return [Diagnostic(probe=probe.name, level="error",
+                           message=f"probe produced undeclared keys {sorted(unexpected)}; output dropped")]
+    for key, value in output.values.items():
+        _set_path(data, key, value)
+    return output.diagnostics

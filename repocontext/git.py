@@ -1,0 +1,135 @@
+"""Thin, read-only git helpers. Nothing here writes to the user's repository."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class GitError(RuntimeError):
+    pass
+
+
+def _git(cwd: Path, *args: str, check: bool = True) -> str:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(cwd), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except FileNotFoundError as exc:  # git itself is missing
+        raise GitError("git is not installed") from exc
+    if check and proc.returncode != 0:
+        raise GitError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"git {args[0]} failed")
+    return proc.stdout
+
+
+def toplevel(path: Path) -> Path | None:
+    """The work tree root containing `path`, or None when it is not in a git repo."""
+    out = _git(path, "rev-parse", "--show-toplevel", check=False).strip()
+    return Path(out) if out else None
+
+
+def head(path: Path) -> str | None:
+    """The commit HEAD points at, or None (no git, or no commit yet)."""
+    fast = _head_from_files(path)
+    if fast is not None:
+        return fast
+    out = _git(path, "rev-parse", "--verify", "-q", "HEAD", check=False).strip()
+    return out or None
+
+
+_SHA = frozenset("0123456789abcdef")
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _SHA
+
+
+def _head_from_files(path: Path) -> str | None:
+    """Read HEAD without a subprocess (freshness checks run on every bundle build).
+
+    Handles plain repos and linked worktrees with loose or packed refs; returns
+    None for anything unusual, and the caller asks git itself.
+    """
+    try:
+        for directory in (path.resolve(), *path.resolve().parents):
+            dotgit = directory / ".git"
+            if dotgit.is_dir():
+                gitdir = dotgit
+                break
+            if dotgit.is_file():
+                gitdir = (directory / dotgit.read_text().removeprefix("gitdir:").strip()).resolve()
+                break
+        else:
+            return None
+        common = gitdir
+        if (gitdir / "commondir").is_file():
+            common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+        content = (gitdir / "HEAD").read_text().strip()
+        if _is_sha(content):
+            return content
+        ref = content.removeprefix("ref: ").strip()
+        for base in (gitdir, common):
+            loose = base / ref
+            if loose.is_file():
+                sha = loose.read_text().strip()
+                return sha if _is_sha(sha) else None
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text().splitlines():
+                sha, _, name = line.partition(" ")
+                if name == ref and _is_sha(sha):
+                    return sha
+    except OSError:
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class TreeListing:
+    """Files git knows about under a directory, relative to it."""
+
+    tracked: dict[str, tuple[str, str]]  # path -> (mode, blob sha in the index)
+    modified: set[str]
+    deleted: set[str]
+    untracked: list[str]
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.modified or self.deleted or self.untracked)
+
+
+def _nul_list(text: str) -> list[str]:
+    return [p for p in text.split("\0") if p]
+
+
+def list_tree(path: Path) -> TreeListing:
+    """Tracked files (with index blob ids), modified, deleted and untracked files."""
+    tracked: dict[str, tuple[str, str]] = {}
+    for line in _nul_list(_git(path, "ls-files", "-s", "-z")):
+        meta, _, name = line.partition("\t")
+        mode, sha, _stage = meta.split(" ")
+        tracked[name] = (mode, sha)
+    modified = set(_nul_list(_git(path, "ls-files", "-m", "-z")))
+    deleted = set(_nul_list(_git(path, "ls-files", "-d", "-z")))
+    untracked = _nul_list(_git(path, "ls-files", "-o", "--exclude-standard", "-z"))
+    return TreeListing(tracked, modified - deleted, deleted, sorted(untracked))
+
+
+def changed_files(path: Path, old: str, new: str) -> list[str]:
+    """Paths (relative to `path`) that differ between two commits."""
+    out = _git(path, "diff", "--name-only", "--relative", "-z", old, new, check=False)
+    return _nul_list(out)
+
+
+def blob_sha(data: bytes) -> str:
+    """The git blob id of `data`, so hashes agree with git's for tracked files."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()

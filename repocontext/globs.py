@@ -1,0 +1,123 @@
+"""Repo-relative glob patterns: validation and fast matching.
+
+Patterns use POSIX separators. `*` and `?` never cross a `/`; `**` as a whole
+segment matches zero or more directories; `[...]` is a character class.
+A pattern without a `/` matches at any depth (like .gitignore), so
+`Dockerfile` finds `svc/Dockerfile` too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+
+class GlobError(ValueError):
+    """A glob that is malformed or could escape the repository."""
+
+
+def check_glob(pattern: str) -> None:
+    """Raise GlobError when `pattern` is empty, absolute or climbs out of the repo."""
+    if not pattern or not pattern.strip():
+        raise GlobError("glob is empty")
+    if "\\" in pattern:
+        raise GlobError(f"glob {pattern!r} uses a backslash; use '/' separators")
+    if pattern.startswith("/") or re.match(r"^[A-Za-z]:", pattern) or pattern.startswith("~"):
+        raise GlobError(f"glob {pattern!r} is absolute; globs are relative to the repository root")
+    if any(part == ".." for part in pattern.split("/")):
+        raise GlobError(f"glob {pattern!r} escapes the repository ('..')")
+    if "\0" in pattern:
+        raise GlobError("glob contains a NUL byte")
+    _compile(pattern)
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                raise GlobError(f"unclosed '[' in glob segment {segment!r}")
+            body = segment[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    pattern = pattern.strip()
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    if len(parts) == 1 and parts[0] != "**":
+        parts = ["**", parts[0]]  # bare name: any depth
+    regex = ""
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            regex += ".*" if last else "(?:.*/)?"
+        else:
+            regex += _segment_regex(part) + ("" if last else "/")
+    return re.compile(regex + r"\Z", re.DOTALL)
+
+
+def matcher(pattern: str) -> re.Pattern[str]:
+    """The compiled matcher for a checked pattern (cached)."""
+    return _compile(pattern)
+
+
+def match(pattern: str, path: str) -> bool:
+    return _compile(pattern).match(path) is not None
+
+
+def filter_paths(patterns: Iterable[str], paths: Sequence[str]) -> list[str]:
+    """Paths matching any pattern, in the order of `paths`."""
+    compiled = [_compile(p) for p in patterns]
+    return [p for p in paths if any(c.match(p) for c in compiled)]
+
+
+_MAGIC = re.compile(r"[*?\[]")
+
+
+class PathIndex:
+    """Sorted repo paths grouped by base name, so a glob such as `**/package.json`
+    or `**/test_*.py` tests each distinct base name once instead of every path.
+    Real repositories repeat base names a lot (`__init__.py`, `package.json`),
+    which is what makes this fast; other globs fall back to a full scan.
+    """
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self.by_name: dict[str, list[str]] = {}
+        for path in self.paths:
+            name = path.rpartition("/")[2]
+            bucket = self.by_name.get(name)
+            if bucket is None:
+                self.by_name[name] = [path]
+            else:
+                bucket.append(path)
+
+    def match(self, pattern: str) -> list[str]:
+        compiled = _compile(pattern)
+        parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
+        last = parts[-1] if parts else "**"
+        if last == "**" or any(p != "**" for p in parts[:-1]):
+            return [p for p in self.paths if compiled.match(p)]  # directory parts: scan everything
+        if not _MAGIC.search(last):
+            return list(self.by_name.get(last, ()))
+        name_rx = _compile(last) if len(parts) > 1 else compiled
+        hits = [path for name, bucket in self.by_name.items() if name_rx.match(name) for path in bucket]
+        return sorted(hits)

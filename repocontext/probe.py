@@ -1,0 +1,105 @@
+"""The probe contract: how a probe declares what it reads and what it produces.
+
+A probe is a class with a name, a version, the task classes it serves, the
+file globs it reads (`inputs`) and the RepoContext keys it writes
+(`produces`, dotted: "containers.dockerfiles"). Adding a probe is adding a
+module under `repocontext/probes/` and listing it in the registry; nothing
+else changes. Probes must be deterministic and must not raise for bad repo
+content: they report problems as diagnostics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from repocontext import globs
+from repocontext.model import Diagnostic, FileRecord
+from repocontext.secrets import content_rule, path_rule
+
+MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
+
+
+@dataclass
+class ProbeContext:
+    """What a probe may look at: the file index, the work tree (read-only), options."""
+
+    root: Path
+    files: Sequence[FileRecord]
+    options: Mapping[str, str] = field(default_factory=dict)
+    upstream: Mapping[str, Any] = field(default_factory=dict)  # sections produced so far
+    _by_path: dict[str, FileRecord] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_path = {f.path: f for f in self.files}
+
+    def matching(self, patterns: Sequence[str]) -> list[FileRecord]:
+        compiled = [globs.matcher(p) for p in patterns]
+        return [f for f in self.files if any(c.match(f.path) for c in compiled)]
+
+    def record(self, path: str) -> FileRecord | None:
+        return self._by_path.get(path)
+
+    def read_text(self, path: str) -> str | None:
+        """The text of an indexed file, or None when it is secret, binary, too big or unreadable.
+
+        Secret files are refused by name before opening, and by content after
+        reading: a probe never receives secret-looking text.
+        """
+        if path not in self._by_path or path_rule(path):
+            return None
+        full = (self.root / path)
+        try:
+            if full.is_symlink() or not full.resolve().is_relative_to(self.root.resolve()):
+                return None
+            data = full.read_bytes()[: MAX_READ_BYTES + 1]
+        except OSError:
+            return None
+        if len(data) > MAX_READ_BYTES or b"\0" in data[:8192]:
+            return None
+        text = data.decode("utf-8", errors="replace")
+        return None if content_rule(text) else text
+
+
+@dataclass
+class ProbeOutput:
+    """Values for the keys a probe declared, plus its diagnostics."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class Probe:
+    name: ClassVar[str]
+    version: ClassVar[str]
+    applies_to_tasks: ClassVar[tuple[str, ...]] = ("*",)
+    inputs: ClassVar[tuple[str, ...]] = ()  # globs over the file index
+    produces: ClassVar[tuple[str, ...]] = ()  # dotted RepoContext keys
+    requires: ClassVar[tuple[str, ...]] = ()  # upstream keys it reads from ctx.upstream
+    options: ClassVar[tuple[str, ...]] = ()  # gather options that change its output
+
+    def run(self, ctx: ProbeContext) -> ProbeOutput:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def extra_fingerprint(self, ctx: ProbeContext) -> str:
+        """Anything besides input files and options that changes the output (e.g. an advisory DB)."""
+        return ""
+
+    def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: Mapping[str, str]) -> str:
+        """A hash of everything the output depends on; equal hash ⇒ the old output is reused."""
+        digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
+        for record in ctx.matching(self.inputs) if self.inputs else ():
+            digest.update(f"{record.path}\0{record.sha}\0".encode())
+        for key in self.options:
+            digest.update(f"opt:{key}={ctx.options.get(key, '')}\0".encode())
+        for key in self.requires:
+            digest.update(f"req:{key}={upstream_fingerprints.get(key, '')}\0".encode())
+        digest.update(self.extra_fingerprint(ctx).encode())
+        return digest.hexdigest()
+
+    def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
+                   level: str = "warning") -> Diagnostic:
+        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]

@@ -1,0 +1,19 @@
+"""The probes that make a RepoContext, in the order they run.
+
+To add a probe: write a `Probe` subclass in a module here and append an
+instance to `ALL_PROBES`. A probe that reads another's output lists those keys
+in `requires` and must come after it.
+"""
+
+from __future__ import annotations
+
+from repocontext.probe import Probe
+from repocontext.probes.build import BuildProbe
+from repocontext.probes.containers import ContainersProbe
+from repocontext.probes.languages import LanguagesProbe
+
+ALL_PROBES: tuple[Probe, ...] = (
+    LanguagesProbe(),
+    BuildProbe(),
+    ContainersProbe(),
+)

@@ -1,0 +1,97 @@
+"""Where RepoContexts live: `$PLANNER_HOME/repos/<repo id>/<commit>.json`.
+
+Writes are atomic (temp file + rename), so a crash mid-write never leaves a
+half-written snapshot; `latest` names the newest snapshot of a repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from repocontext.model import RepoContext
+
+WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def repo_id(root: Path) -> str:
+    """A stable id for a repository checkout: its name plus a hash of its real path."""
+    real = str(root.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-") or "repo"
+    return f"{slug}-{hashlib.sha1(real.encode()).hexdigest()[:12]}"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class RepoContextStore:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def repo_dir(self, root: Path) -> Path:
+        return self.home / "repos" / repo_id(root)
+
+    def save(self, context: RepoContext) -> Path:
+        root = Path(context.meta.root)
+        key = context.meta.commit or WORKTREE_KEY
+        target = self.repo_dir(root) / f"{key}.json"
+        try:
+            atomic_write(target, context.model_dump_json())
+            atomic_write(self.repo_dir(root) / "latest", key + "\n")
+        except OSError as exc:
+            raise StoreError(f"cannot write RepoContext to {target}: {exc.strerror}") from exc
+        return target
+
+    def latest_path(self, root: Path) -> Path | None:
+        pointer = self.repo_dir(root) / "latest"
+        try:
+            key = pointer.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        path = self.repo_dir(root) / f"{key}.json"
+        return path if path.is_file() else None
+
+    def load_raw(self, root: Path) -> dict[str, Any] | None:
+        """The latest snapshot as plain JSON (the fast path the bundle builder uses)."""
+        path = self.latest_path(root)
+        if path is None:
+            return None
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise StoreError(f"RepoContext {path} is unreadable ({exc}); re-run `planner gather`") from exc
+        if not isinstance(data, dict) or "meta" not in data:
+            raise StoreError(f"RepoContext {path} is not a RepoContext; re-run `planner gather`")
+        return data
+
+    def load(self, root: Path) -> RepoContext | None:
+        raw = self.load_raw(root)
+        if raw is None:
+            return None
+        try:
+            return RepoContext.model_validate(raw)
+        except ValueError as exc:
+            raise StoreError(
+                f"RepoContext for {root} has an old or invalid shape; re-run `planner gather` ({exc.__class__.__name__})"
+            ) from exc

@@ -1,0 +1,1 @@
+"""One LangGraph subgraph per task class, plus a generic one."""

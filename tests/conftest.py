@@ -1,0 +1,91 @@
+"""Shared fixtures: real git repositories in temp dirs, an isolated PLANNER_HOME, TCCM files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def commit_all(repo: Path, message: str = "commit") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """make_repo({"path": "content"}, name="repo", commit=True) → a real git work tree."""
+    counter = iter(range(1000))
+
+    def make(files: dict[str, str | bytes], name: str | None = None, commit: bool = True) -> Path:
+        repo = tmp_path / (name or f"repo{next(counter)}")
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        write_files(repo, files)
+        if commit:
+            commit_all(repo, "initial")
+        return repo
+
+    return make
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated PLANNER_HOME and task-class path for this test."""
+    planner_home = tmp_path / "planner-home"
+    monkeypatch.setenv("PLANNER_HOME", str(planner_home))
+    monkeypatch.delenv("PLANNER_TASK_CLASS_PATH", raising=False)
+    monkeypatch.delenv("PLANNER_ADVISORIES", raising=False)
+    monkeypatch.delenv("PLANNER_REDIS_URL", raising=False)
+    monkeypatch.delenv("PLANNER_MODEL", raising=False)
+    return planner_home
+
+
+@pytest.fixture
+def tccm_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """tccm_dir({"name": yaml_text}) → a directory on PLANNER_TASK_CLASS_PATH holding those files."""
+    directory = tmp_path / "task-classes"
+    directory.mkdir(exist_ok=True)
+    monkeypatch.setenv("PLANNER_TASK_CLASS_PATH", str(directory))
+
+    def make(files: dict[str, str]) -> Path:
+        for name, text in files.items():
+            filename = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+            (directory / filename).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        return directory
+
+    return make
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `planner` entry point in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=120)

@@ -1,0 +1,51 @@
+"""Glob semantics, the escape checks, and the indexed matcher agreeing with the plain one."""
+
+from __future__ import annotations
+
+import pytest
+
+from repocontext.globs import GlobError, PathIndex, check_glob, match
+
+PATHS = sorted([
+    "Dockerfile", "svc/Dockerfile", "svc/api.Dockerfile", "svc/Dockerfile.prod", "requirements.txt",
+    "requirements-dev.txt", "reqs/requirements/base.txt", "src/pkg/__init__.py", "src/pkg/mod.py",
+    "tests/test_mod.py", "tests/unit/test_deep.py", ".env", "config/.env.local", "a/b/c/d.go", "README.md",
+    "docs/index.md", "scripts/entrypoint.sh", "scripts/docker-entrypoint.sh", "weird name [1].txt",
+])
+
+
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("Dockerfile", ["Dockerfile", "svc/Dockerfile"]),
+    ("/Dockerfile".lstrip("/"), ["Dockerfile", "svc/Dockerfile"]),
+    ("**/*.Dockerfile", ["svc/api.Dockerfile"]),
+    ("**/Dockerfile.*", ["svc/Dockerfile.prod"]),
+    ("*.txt", ["reqs/requirements/base.txt", "requirements-dev.txt", "requirements.txt", "weird name [1].txt"]),
+    ("**/requirements*.txt", ["requirements-dev.txt", "requirements.txt"]),
+    ("src/**/*.py", ["src/pkg/__init__.py", "src/pkg/mod.py"]),
+    ("tests/*.py", ["tests/test_mod.py"]),
+    ("tests/**", ["tests/test_mod.py", "tests/unit/test_deep.py"]),
+    ("a/**/d.go", ["a/b/c/d.go"]),
+    ("**/test_?ee?.py", ["tests/unit/test_deep.py"]),
+    ("**/[Rr]EADME.md", ["README.md"]),
+    ("**/[!R]*.md", ["docs/index.md"]),
+    ("**/*entrypoint*.sh", ["scripts/docker-entrypoint.sh", "scripts/entrypoint.sh"]),
+    ("**/.env*", [".env", "config/.env.local"]),
+    ("**/*.rs", []),
+])
+def test_glob_semantics_and_index_agree(pattern: str, expected: list[str]) -> None:
+    check_glob(pattern)
+    brute = [p for p in PATHS if match(pattern, p)]
+    assert brute == expected
+    assert PathIndex(PATHS).match(pattern) == expected
+
+
+def test_star_does_not_cross_directories() -> None:
+    assert not match("src/*.py", "src/pkg/mod.py")
+    assert match("src/*/mod.py", "src/pkg/mod.py")
+
+
+@pytest.mark.parametrize("pattern", ["", " ", "../x", "a/../../b", "/etc/passwd", "~/.ssh/id_rsa", "C:/x",
+                                     "a\\b", "[abc"])
+def test_bad_globs_are_refused(pattern: str) -> None:
+    with pytest.raises(GlobError):
+        check_glob(pattern)
