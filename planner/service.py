@@ -43,9 +43,12 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
     opts = dict(options or {})
     if settings.advisories and "advisories" not in opts:
         opts["advisories"] = os.pathsep.join(str(p) for p in settings.advisories)
+    cache = store.load_cache(root) if previous is not None else {}
     try:
-        context = gather(root, previous=previous, options=opts, progress=progress)
-        return context, store.save(context)
+        context = gather(root, previous=previous, options=opts, progress=progress, cache=cache)
+        path = store.save(context)
+        store.save_cache(root, cache)
+        return context, path
     except GatherError as exc:
         raise PlannerError(str(exc)) from None
     except StoreError as exc:

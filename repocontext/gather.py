@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from repocontext import secrets_scan
 from repocontext.index import build_index
 from repocontext.model import Diagnostic, Meta, ProbeRun, RepoContext
-from repocontext.probe import Probe, ProbeContext
+from repocontext.probe import PerFileProbe, Probe, ProbeContext
 from repocontext.probes import ALL_PROBES
 from repocontext.store import repo_id
 
@@ -59,26 +60,31 @@ def gather(
     options: Mapping[str, str] | None = None,
     probes: Sequence[Probe] = ALL_PROBES,
     progress: Progress | None = None,
+    cache: dict[str, dict[str, Any]] | None = None,
 ) -> RepoContext:
     """Make a RepoContext for the repository at `path`.
 
     `previous` is an earlier snapshot of the same repository (plain JSON); probes
-    whose inputs are unchanged since then are not re-run.
+    whose inputs are unchanged since then are not re-run. `cache` holds
+    per-file results of PerFileProbes by probe name ("name@version"); it is
+    updated in place, so the caller can persist it for the next gather.
     """
     root = check_repo(path)
     total = len(probes) + 1
     if progress:
         progress("files", 0, total)
     index = build_index(root)
+    previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])}
+    files, content_denied = secrets_scan.scan(root, index.files, previous_files)
     data: dict[str, Any] = {
-        "files": [f.model_dump() for f in index.files],
-        "denied": [d.model_dump() for d in index.denied],
+        "files": [f.model_dump() for f in files],
+        "denied": [d.model_dump() for d in sorted([*index.denied, *content_denied], key=lambda d: d.path)],
     }
     diagnostics: list[Diagnostic] = list(index.diagnostics)
     runs: dict[str, ProbeRun] = {}
     key_fingerprints: dict[str, str] = {}
     previous_runs = (previous or {}).get("meta", {}).get("probes", {})
-    ctx = ProbeContext(root=root, files=index.files, options=dict(options or {}), upstream=data)
+    ctx = ProbeContext(root=root, files=files, options=dict(options or {}), upstream=data)
     for done, probe in enumerate(probes, start=1):
         if progress:
             progress(probe.name, done, total)
@@ -92,7 +98,7 @@ def gather(
             )
             runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint, reused=True)
         else:
-            diagnostics.extend(_run_probe(probe, ctx, data))
+            diagnostics.extend(_run_probe(probe, ctx, data, cache))
             runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint)
         for key in probe.produces:
             key_fingerprints[key] = fingerprint
@@ -106,10 +112,15 @@ def gather(
     return RepoContext.model_validate(data)
 
 
-def _run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any]) -> list[Diagnostic]:
+def _run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
+               cache: dict[str, dict[str, Any]] | None) -> list[Diagnostic]:
     """Run one probe; a probe that crashes costs only its own keys, never the gather."""
     try:
-        output = probe.run(ctx)
+        if isinstance(probe, PerFileProbe) and cache is not None:
+            slot = f"{probe.name}@{probe.version}"
+            output, cache[slot] = probe.run_cached(ctx, cache.get(slot, {}))
+        else:
+            output = probe.run(ctx)
     except Exception as exc:  # noqa: BLE001 - a probe bug must not sink the gather
         return [Diagnostic(probe=probe.name, level="error", message=f"probe failed: {exc.__class__.__name__}: {exc}")]
     unexpected = set(output.values) - set(probe.produces)

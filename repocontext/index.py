@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from repocontext import git
 from repocontext.model import Denied, Diagnostic, FileRecord
@@ -40,12 +40,13 @@ LANGUAGE_BY_NAME = {
 
 
 def language_of(path: str) -> str | None:
-    name = PurePosixPath(path).name
+    name = path.rpartition("/")[2]
     if name in LANGUAGE_BY_NAME:
         return LANGUAGE_BY_NAME[name]
-    if name.startswith("Dockerfile.") or name.endswith(".Dockerfile") or name.endswith(".dockerfile"):
+    if name.startswith("Dockerfile.") or name.endswith((".Dockerfile", ".dockerfile")):
         return "Dockerfile"
-    return LANGUAGE_BY_EXT.get(PurePosixPath(name).suffix.lower())
+    dot = name.rfind(".")
+    return LANGUAGE_BY_EXT.get(name[dot:].lower()) if dot > 0 else None
 
 
 @dataclass
@@ -67,15 +68,16 @@ def _hash_file(full: Path) -> str:
 
 
 def _add(index: FileIndex, rel: str, known_sha: str | None) -> None:
+    # Hot path (once per file): plain string and os calls, no pathlib.
     rule = path_rule(rel)
     if rule:
         index.denied.append(Denied(path=rel, rule=rule))
         return
-    if any(part in SKIP_DIRS for part in PurePosixPath(rel).parts[:-1]):
+    if "/" in rel and not SKIP_DIRS.isdisjoint(rel.split("/")[:-1]):
         return
-    full = index.root / rel
+    full = f"{index.root}/{rel}"
     try:
-        st = full.lstat()
+        st = os.lstat(full)
     except OSError as exc:
         _note(index, rel, f"cannot stat: {exc.strerror}")
         return
@@ -85,11 +87,12 @@ def _add(index: FileIndex, rel: str, known_sha: str | None) -> None:
     if not stat.S_ISREG(st.st_mode):
         return
     try:
-        sha = known_sha or _hash_file(full)
+        sha = known_sha or _hash_file(Path(full))
     except OSError as exc:
         _note(index, rel, f"unreadable: {exc.strerror}")
         return
-    index.files.append(FileRecord(path=rel, size=st.st_size, sha=sha, language=language_of(rel)))
+    # model_construct: these values are ours and already well-typed; the gather validates the whole snapshot.
+    index.files.append(FileRecord.model_construct(path=rel, size=st.st_size, sha=sha, language=language_of(rel)))
 
 
 def _index_git(index: FileIndex) -> None:

@@ -103,3 +103,33 @@ class Probe:
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
                    level: str = "warning") -> Diagnostic:
         return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
+
+
+class PerFileProbe(Probe):
+    """A probe whose work is per file: `analyze` each input file, then `combine`.
+
+    `analyze` must depend only on the file's path and content (not on other
+    files or upstream keys — use those in `combine`), so its result can be
+    cached by (path, blob id): an incremental gather then analyses only the
+    files that changed.
+    """
+
+    def analyze(self, ctx: ProbeContext, record: FileRecord) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def run(self, ctx: ProbeContext) -> ProbeOutput:
+        return self.run_cached(ctx, {})[0]
+
+    def run_cached(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> tuple[ProbeOutput, dict[str, Any]]:
+        """Run, reusing `cache` ("path\\0sha" → result); returns the output and the new cache."""
+        fresh: dict[str, Any] = {}
+        results: dict[str, Any] = {}
+        for record in ctx.matching(self.inputs):
+            key = f"{record.path}\0{record.sha}"
+            result = cache[key] if key in cache else self.analyze(ctx, record)
+            fresh[key] = result
+            results[record.path] = result
+        return self.combine(ctx, results), fresh

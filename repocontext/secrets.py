@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 
 @dataclass(frozen=True)
@@ -67,16 +66,18 @@ CONTENT_RULES: tuple[ContentRule, ...] = (
 _COMBINED = re.compile("|".join(f"(?:{r.pattern.pattern})" for r in CONTENT_RULES))
 
 
+_PATH_COMBINED = re.compile("|".join(f"(?P<r{i}>{r.pattern.pattern})" for i, r in enumerate(PATH_RULES)))
+
+
 def path_rule(path: str) -> str | None:
-    """The name of the path rule that denies `path`, or None."""
-    pure = PurePosixPath(path)
-    if any(part in SECRET_DIRS for part in pure.parts[:-1]):
+    """The name of the path rule that denies `path`, or None (runs once per file: kept cheap)."""
+    directory, _, base = path.rpartition("/")
+    if directory and not SECRET_DIRS.isdisjoint(directory.split("/")):
         return "secret-directory"
-    base = pure.name
-    for rule in PATH_RULES:
-        if rule.pattern.fullmatch(base):
-            return rule.name
-    return None
+    hit = _PATH_COMBINED.fullmatch(base)
+    if hit is None:
+        return None
+    return PATH_RULES[int(str(hit.lastgroup)[1:])].name
 
 
 def content_rule(text: str) -> str | None:

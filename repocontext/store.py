@@ -85,6 +85,21 @@ class RepoContextStore:
             raise StoreError(f"RepoContext {path} is not a RepoContext; re-run `planner gather`")
         return data
 
+    def load_cache(self, root: Path) -> dict[str, dict[str, Any]]:
+        """Per-file probe results from earlier gathers (empty when absent or unreadable)."""
+        try:
+            data = orjson.loads((self.repo_dir(root) / "probe-cache.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_cache(self, root: Path, cache: dict[str, dict[str, Any]]) -> None:
+        target = self.repo_dir(root) / "probe-cache.json"
+        try:
+            atomic_write(target, orjson.dumps(cache).decode())
+        except OSError as exc:
+            raise StoreError(f"cannot write probe cache {target}: {exc.strerror}") from exc
+
     def load(self, root: Path) -> RepoContext | None:
         raw = self.load_raw(root)
         if raw is None:

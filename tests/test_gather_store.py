@@ -112,3 +112,17 @@ def test_corrupt_snapshot_is_a_clear_error(home: Path, make_repo: Callable[..., 
         service.build_bundle(settings, "vulnerability-remediation", repo, {})
     context, _ = service.gather_repo(settings, repo)  # a re-gather repairs it
     assert context.files
+
+
+def test_files_with_secret_values_are_denied_and_never_stored(make_repo: Callable[..., Path]) -> None:
+    token = "ghp_" + "x1" * 18
+    repo = make_repo({"deploy/settings.py": f"GITHUB_TOKEN = '{token}'\n", "app.py": "x = 1\n"})
+    context = gather(repo)
+    assert [f.path for f in context.files] == ["app.py"]
+    assert [(d.path, d.rule) for d in context.denied] == [("deploy/settings.py", "content:github-token")]
+    assert token not in context.model_dump_json()
+    again = gather(repo, previous=context.model_dump())  # still denied when nothing changed
+    assert [(d.path, d.rule) for d in again.denied] == [("deploy/settings.py", "content:github-token")]
+    write_files(repo, {"deploy/settings.py": "GITHUB_TOKEN = os.environ['GITHUB_TOKEN']\n"})
+    cleaned = gather(repo, previous=again.model_dump())
+    assert cleaned.denied == [] and "deploy/settings.py" in [f.path for f in cleaned.files]
