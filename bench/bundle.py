@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import synthetic  # noqa: E402
+import synthetic
 
-from planner import service, tokens  # noqa: E402
-from planner.config import Settings  # noqa: E402
+from planner import service, tokens
+from planner.config import Settings
 
 
 def percentile(samples: list[float], pct: float) -> float:

@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import synthetic  # noqa: E402
+import synthetic
 
-from planner import service  # noqa: E402
-from planner.config import Settings  # noqa: E402
+from planner import service
+from planner.config import Settings
 
 REAL_PACKAGES = ("langchain_core", "langgraph", "pydantic", "rich", "typer", "yaml", "packaging", "redis")
 

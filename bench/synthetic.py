@@ -14,8 +14,8 @@ PY = "import os\nimport requests\nimport yaml\n\n\ndef handler_{i}(event):\n    
      "    return requests.post(os.environ.get('URL', 'http://x'), json=data, timeout=5)\n"
 JS = "import express from 'express';\nconst lodash = require('lodash');\n\nexport function route{i}(req, res) {{\n" \
      "  res.json(lodash.pick(req.body, ['a', 'b']));\n}}\n"
-GO = "package svc{d}\n\nimport (\n\t\"fmt\"\n\t\"github.com/gin-gonic/gin\"\n)\n\nfunc Handler{i}(c *gin.Context) {{\n" \
-     "\tfmt.Println(c.Request.URL)\n}}\n"
+GO = "package svc{d}\n\nimport (\n\t\"fmt\"\n\t\"github.com/gin-gonic/gin\"\n)\n\n" \
+     "func Handler{i}(c *gin.Context) {{\n\tfmt.Println(c.Request.URL)\n}}\n"
 MD = "# Note {i}\n\nSome documentation text for module {i}, describing behaviour and configuration.\n"
 
 
@@ -36,7 +36,7 @@ def build(root: Path, files: int = 10_000, seed: int = 7) -> Path:
             (service / "Dockerfile").write_text(
                 "FROM python:3.11-slim\nRUN apt-get update && apt-get install -y curl\nCOPY . /app\n"
                 "CMD python /app/main.py\n")
-            (service / "package.json").write_text('{"name": "svc%d", "dependencies": {"lodash": "4.17.20"}}\n' % d)
+            (service / "package.json").write_text(f'{{"name": "svc{d}", "dependencies": {{"lodash": "4.17.20"}}}}\n')
             written += 3
         for i in range(100 - (3 if d % 10 == 0 else 0)):
             kind = rng.choice("ppppjjgm")

@@ -93,7 +93,7 @@ class Dependency(_Model):
     version: str | None = None  # exact version when pinned or locked
     constraint: str | None = None  # the declared specifier, as written
     direct: bool = True
-    path: list[str] = Field(default_factory=list)  # direct dep → … → this one
+    path: list[str] = Field(default_factory=list)  # direct dep → … → this one; empty for direct or unknown
     dev: bool = False
     file: str
     line: int | None = None
@@ -101,7 +101,7 @@ class Dependency(_Model):
     kind: Literal["manifest", "constraint", "lockfile"] = "manifest"
     section: str | None = None  # where it is declared: "project.dependencies", "devDependencies", "require", ...
     extras: list[str] = Field(default_factory=list)
-    markers: str | None = None  # PEP 508 environment markers, as written
+    markers: str | None = None  # PEP 508 environment markers (as normalised by `packaging`)
     source: str | None = None  # non-registry origin: URL, VCS, local path, or a go.mod `replace` target
     checksummed: bool | None = None  # Go only: go.sum holds a hash for name@version; None when not applicable
 
@@ -191,7 +191,7 @@ class BaseImage(_Model):
 class Instruction(_Model):
     line: int  # first physical line, 1-based
     keyword: str  # upper-cased
-    form: Literal["shell", "exec", "none"] = "none"
+    form: Literal["shell", "exec", "none"] = "none"  # "exec": a JSON array (also COPY/ADD/VOLUME's JSON form)
     value: str = ""  # the arguments after the flags, continuations joined, comment lines dropped
     end_line: int = 0  # last physical line, inclusive (heredoc terminators included)
     keyword_raw: str = ""  # as written ("from", "Run")
@@ -243,7 +243,7 @@ class Dockerfile(_Model):
 class ShellEvidence(_Model):
     file: str
     line: int
-    kind: str  # see repocontext.dockerfile.shell for the stable kinds
+    kind: str  # stable kinds: see repocontext.dockerfile.shell and repocontext.deployment_commands
     detail: str
     stage: int | None = None
     script: str | None = None  # repo path (or image path) of the script involved

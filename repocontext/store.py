@@ -108,5 +108,6 @@ class RepoContextStore:
             return RepoContext.model_validate(raw)
         except ValueError as exc:
             raise StoreError(
-                f"RepoContext for {root} has an old or invalid shape; re-run `planner gather` ({exc.__class__.__name__})"
+                f"RepoContext for {root} has an old or invalid shape; re-run `planner gather` "
+                f"({exc.__class__.__name__})"
             ) from exc

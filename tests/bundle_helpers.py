@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from planner import tokens
-from planner.bundle import Bundle, build, open_view
-from planner.bundle import render
+from planner.bundle import Bundle, build, open_view, render
 from planner.tccm import TCCM, Registry
 from repocontext.gather import gather
 from repocontext.store import RepoContextStore

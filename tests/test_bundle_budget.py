@@ -20,7 +20,8 @@ def test_must_read_exact_fit_then_one_token_over(tmp_path: Path, make_repo: Call
     repo = make_repo({"a.txt": A})
     need = header_tokens() + block_tokens("must_read:0:a.txt", A)
     per_file = block_tokens("must_read:0:a.txt", A)
-    fit = make_bundle(repo, tmp_path / "h", tccm_from(tmp_path, "must_read:\n  - glob: a.txt\n" + budget(need, per_file)))
+    tccm = tccm_from(tmp_path, "must_read:\n  - glob: a.txt\n" + budget(need, per_file))
+    fit = make_bundle(repo, tmp_path / "h", tccm)
     assert [(e.status, e.tokens) for e in fit.entries] == [("included", per_file)]
     assert fit.totals.tokens == need == fit.totals.max_tokens
     assert tokens.count(fit.text) <= need

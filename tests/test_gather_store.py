@@ -108,7 +108,7 @@ def test_corrupt_snapshot_is_a_clear_error(home: Path, make_repo: Callable[..., 
     settings = Settings.from_env()
     _, path = service.gather_repo(settings, repo)
     path.write_text("{not json")
-    with pytest.raises(EnvironmentProblem, match="unreadable .* re-run `planner gather`"):
+    with pytest.raises(EnvironmentProblem, match=r"unreadable .* re-run `planner gather`"):
         service.build_bundle(settings, "vulnerability-remediation", repo, {})
     context, _ = service.gather_repo(settings, repo)  # a re-gather repairs it
     assert context.files

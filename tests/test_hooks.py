@@ -40,7 +40,11 @@ def test_hooks_regather_after_commit_and_chain(home: Path, make_repo: Callable[.
     assert _wait_for_commit(home, repo, commit), (home / "logs" / "hooks.log").read_text()
     context = RepoContextStore(home).load(repo)
     assert context is not None and "Dockerfile" in [f.path for f in context.files]
-    assert "gather exit 0" in (home / "logs" / "hooks.log").read_text()
+    log = home / "logs" / "hooks.log"
+    deadline = time.monotonic() + 30
+    while "gather exit" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "gather exit 0" in log.read_text()
     again = run_cli("hooks", "install", str(repo))
     assert "post-commit: updated" in again.stdout
     removed = run_cli("hooks", "uninstall", str(repo))

@@ -47,7 +47,7 @@ def test_remediation_and_distroless_shapes() -> None:
     distroless = registry.get("distroless-migration")
     must = " ".join(e.selector for e in distroless.must_read)
     assert "containers.dockerfiles" in must and "shell_evidence" in must
-    assert "lock" not in must and all("manifests" != e.key for e in distroless.must_read)
+    assert "lock" not in must and all(e.key != "manifests" for e in distroless.must_read)
 
 
 def test_extends_merges_and_overrides(tccm_dir: Callable[..., Path]) -> None:

@@ -177,4 +177,4 @@ def test_not_utf8(tmp_path: Path) -> None:
     directory.mkdir()
     (directory / "demo.yaml").write_bytes(b"task_class: \xff\xfe\n")
     errors = Registry([directory]).validate()
-    assert [str(e) for e in errors][0].endswith("demo.yaml: file is not UTF-8 text")
+    assert str(errors[0]).endswith("demo.yaml: file is not UTF-8 text")

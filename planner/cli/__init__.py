@@ -35,7 +35,7 @@ def main() -> None:
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, not a traceback
+    except Exception as exc:
         if os.environ.get("PLANNER_DEBUG"):
             raise
         error_line(f"internal error: {exc.__class__.__name__}: {exc} (set PLANNER_DEBUG=1 for a traceback)")

@@ -191,7 +191,9 @@ class Registry:
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ("budget", *err["loc"]) if err["loc"] else ("budget",)
-            cause = "required field is missing" if err["type"] == "missing" else err["msg"].removeprefix("Value error, ")
+            cause = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "missing":
+                cause = "required field is missing"
             raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause) from None
         bands = {
             band: _merge_entries(parent.band(band) if parent else (), getattr(doc, band) or ())

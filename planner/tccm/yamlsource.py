@@ -56,11 +56,12 @@ def _convert(node: yaml.Node, path: Path_, out: Located, loader: Any) -> Any:
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
             if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlProblem(key_node.start_mark.line + 1, dotted(path) or None, "mapping keys must be plain strings")
+                raise YamlProblem(line, dotted(path) or None, "mapping keys must be plain strings")
             key = key_node.value
             if key == "<<":
-                raise YamlProblem(key_node.start_mark.line + 1, dotted(path) or None, "merge keys ('<<') are not allowed")
+                raise YamlProblem(line, dotted(path) or None, "merge keys ('<<') are not allowed")
             if key in result:
                 where = dotted((*path, key))
                 first = out.lines[(*path, key)]

@@ -10,10 +10,12 @@ from __future__ import annotations
 from repocontext.probe import Probe
 from repocontext.probes.build import BuildProbe
 from repocontext.probes.containers import ContainersProbe
+from repocontext.probes.dependencies import DependenciesProbe
 from repocontext.probes.languages import LanguagesProbe
 
 ALL_PROBES: tuple[Probe, ...] = (
     LanguagesProbe(),
     BuildProbe(),
+    DependenciesProbe(),
     ContainersProbe(),
 )

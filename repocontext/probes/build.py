@@ -45,7 +45,7 @@ def classify(path: str) -> tuple[str, str | None, str | None] | None:
     name = PurePosixPath(path).name
     if name in KNOWN_FILES:
         return KNOWN_FILES[name]
-    if name.startswith("requirements") and name.endswith((".txt", ".in")) or (
+    if (name.startswith("requirements") and name.endswith((".txt", ".in"))) or (
         name.endswith(".txt") and PurePosixPath(path).parent.name == "requirements"
     ):
         return ("pip", "PyPI", "manifest")

@@ -1,0 +1,178 @@
+"""Shared pieces of the dependency parsers: results, names, versions, dev groups, graphs."""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+from repocontext.model import Dependency
+
+Level = Literal["info", "warning", "error"]
+Reader = Callable[[str], str | None]  # repo-relative path -> text, or None when unreadable
+
+
+@dataclass
+class Issue:
+    """A problem in repository content; the probe turns it into a Diagnostic."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    level: Level = "warning"
+
+
+@dataclass
+class Parsed:
+    deps: list[Dependency] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    def extend(self, other: Parsed) -> None:
+        self.deps.extend(other.deps)
+        self.issues.extend(other.issues)
+
+
+def pypi_name(name: str) -> str:
+    """PEP 503 normalisation: lower case, runs of -_. become one -."""
+    return canonicalize_name(name)
+
+
+def exact_pep440(specifier: str) -> str | None:
+    """The pinned version of a `==x` / `===x` specifier (no wildcard), else None."""
+    try:
+        specs = list(SpecifierSet(specifier))
+    except InvalidSpecifier:
+        return None
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and not specs[0].version.endswith("*"):
+        return specs[0].version
+    return None
+
+
+_RAW_SPEC = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*([^;]*)")
+
+
+@lru_cache(maxsize=8192)
+def _parse508(text: str) -> tuple[str, str | None, str | None, tuple[str, ...], str | None, str | None] | str:
+    """(name, exact version, constraint as written, extras, markers, url), or the parse error.
+
+    Cached: monorepos repeat the same requirement strings across many manifests.
+    """
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        return str(exc).splitlines()[0]
+    specs = list(req.specifier)
+    exact = specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else None
+    raw = _RAW_SPEC.match(text)
+    constraint = raw.group(1).strip() if raw and not req.url else ""
+    return (pypi_name(req.name), None if exact is None or exact.endswith("*") else exact, constraint or None,
+            tuple(sorted(req.extras)), str(req.marker) if req.marker else None, req.url)
+
+
+def pep508(path: str, line: int | None, text: str, dev: bool, section: str | None = None) -> Dependency | Issue:
+    """A PEP 508 requirement string as a record; the constraint is kept as written."""
+    parsed = _parse508(text.strip())
+    if isinstance(parsed, str):
+        return Issue(f"unparsable requirement {text.strip()!r}: {parsed}", path, line)
+    name, version, constraint, extras, markers, url = parsed
+    return Dependency(ecosystem="PyPI", name=name, version=version, constraint=constraint, file=path, line=line,
+                      dev=dev, extras=list(extras), markers=markers, source=url, section=section)
+
+
+def declared(deps: Iterable[Dependency]) -> dict[str, bool]:
+    """Declared names of a manifest → dev (True only when every declaration is dev-only)."""
+    names: dict[str, bool] = {}
+    for dep in deps:
+        if dep.kind == "manifest":
+            names[dep.name] = names.get(dep.name, True) and dep.dev
+    return names
+
+
+# Group, extra and file-name words that mark development-only dependencies.
+DEV_WORDS = frozenset({
+    "dev", "develop", "development", "devel", "test", "tests", "testing", "lint", "linting", "linters",
+    "doc", "docs", "documentation", "sphinx", "typing", "types", "mypy", "typecheck", "style", "format",
+    "fmt", "qa", "ci", "check", "checks", "coverage", "cov", "bench", "benchmark", "benchmarks", "tox",
+    "nox", "precommit", "debug",
+})
+
+
+def is_dev_name(name: str) -> bool:
+    """True when a group / extra / file stem is named like dev tooling ("dev", "test-deps", "docs")."""
+    return any(word in DEV_WORDS for word in re.split(r"[-_.\s]+", name.lower()))
+
+
+def line_of_error(message: str) -> int | None:
+    """The line number in a tomllib error message ("... (at line 3, column 5)")."""
+    found = re.search(r"line (\d+)", message)
+    return int(found.group(1)) if found else None
+
+
+def shortest_paths(roots: Iterable[str], edges: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """For every node reachable from `roots`, the shortest chain root → … → node.
+
+    Roots and neighbours are visited in sorted order, so ties always break the same way.
+    """
+    paths: dict[str, list[str]] = {}
+    queue: deque[str] = deque()
+    for root in sorted(set(roots)):
+        paths[root] = [root]
+        queue.append(root)
+    while queue:
+        node = queue.popleft()
+        for nxt in sorted(set(edges.get(node, ()))):
+            if nxt not in paths:
+                paths[nxt] = [*paths[node], nxt]
+                queue.append(nxt)
+    return paths
+
+
+def guessed_roots(nodes: set[str], edges: Mapping[str, Iterable[str]]) -> set[str]:
+    """Packages no other package depends on: the best guess at a lockfile's direct set."""
+    targets = {t for source, ts in edges.items() for t in ts if t != source}
+    return nodes - targets
+
+
+def no_manifest_issue(path: str) -> Issue:
+    return Issue("no declared dependencies found for this lockfile; treating packages that nothing "
+                 "depends on as direct", path, None, "info")
+
+
+@dataclass
+class LockGraph:
+    """Chains and reachability of a lockfile's packages from its direct set."""
+
+    paths: dict[str, list[str]]
+    prod: set[str]
+    dev: set[str]
+
+    def is_dev(self, name: str) -> bool:
+        """Dev-only when reachable from dev roots but not from production roots."""
+        return name not in self.prod and name in self.dev
+
+
+def lock_graph(direct: Mapping[str, bool], edges: Mapping[str, Iterable[str]]) -> LockGraph:
+    """Chains prefer production roots: a package both ship and dev tools need shows its shipping chain."""
+    prod = shortest_paths([n for n, dev in direct.items() if not dev], edges)
+    dev = shortest_paths([n for n, dev in direct.items() if dev], edges)
+    return LockGraph(paths={**dev, **prod}, prod=set(prod), dev=set(dev))
+
+
+def sort_key(dep: Dependency) -> tuple[str, str, int, str, str, str]:
+    return (dep.ecosystem, dep.file, dep.line if dep.line is not None else -1, dep.name,
+            dep.version or "", dep.constraint or "")
+
+
+def group_by_name(deps: Iterable[Dependency]) -> dict[str, list[Dependency]]:
+    """name → records, keys sorted, records sorted by ecosystem, file, line."""
+    grouped: dict[str, list[Dependency]] = {}
+    for dep in sorted(deps, key=sort_key):
+        grouped.setdefault(dep.name, []).append(dep)
+    return dict(sorted(grouped.items()))

@@ -1,0 +1,232 @@
+"""pip requirements and constraints files (requirements*.txt, requirements/*.txt, *.in).
+
+Each file is parsed once. `-r` includes keep the including file's role, `-c`
+includes make the target a constraints file; a file reached both ways counts
+as requirements. Entries of constraints files are kept with kind="constraint"
+and direct=False: they cap versions but install nothing by themselves.
+Includes resolve relative to the including file; missing targets and cycles
+become diagnostics.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+from repocontext.deps.common import Issue, Parsed, Reader, is_dev_name, pep508, pypi_name
+from repocontext.model import Dependency
+
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_INCLUDE = re.compile(r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=^-[rc]))(\S.*)$")
+_EDITABLE = re.compile(r"^(?:-e|--editable)(?:\s*=\s*|\s+)(\S.*)$")
+_PER_REQ_OPTION = re.compile(r"\s--?[A-Za-z]")
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def is_constraints_name(path: str) -> bool:
+    return "constraints" in PurePosixPath(path).name.lower()
+
+
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first physical line, content) after joining `\\` continuations and dropping comments."""
+    out: list[tuple[int, str]] = []
+    start: int | None = None
+    parts: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if start is None:
+            start = number
+        commented = _COMMENT.search(raw) is not None
+        if raw.endswith("\\") and not commented:
+            parts.append(raw[:-1])
+            continue
+        parts.append(raw)
+        joined = _COMMENT.sub("", "".join(parts)).strip()
+        if joined:
+            out.append((start, joined))
+        start, parts = None, []
+    if parts:
+        joined = _COMMENT.sub("", "".join(parts)).strip()
+        if joined and start is not None:
+            out.append((start, joined))
+    return out
+
+
+@dataclass
+class _File:
+    deps: list[Dependency] = field(default_factory=list)
+    includes: list[tuple[int, str, str]] = field(default_factory=list)  # (line, "r"|"c", target path)
+    issues: list[Issue] = field(default_factory=list)
+
+
+def _direct_reference(path: str, line: int, value: str, dev: bool) -> Dependency | Issue:
+    """A URL, VCS or local-path requirement: named from `#egg=` or an archive file name."""
+    name: str | None = None
+    version: str | None = None
+    egg = _EGG.search(value)
+    filename = value.split("#")[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    if egg:
+        name = egg.group(1)
+    elif filename.endswith(".whl"):
+        try:
+            parsed_name, parsed_version, _, _ = parse_wheel_filename(filename)
+            name, version = str(parsed_name), str(parsed_version)
+        except InvalidWheelFilename:
+            pass
+    elif filename.endswith((".tar.gz", ".zip")):
+        try:
+            parsed_name, parsed_version = parse_sdist_filename(filename)
+            name, version = str(parsed_name), str(parsed_version)
+        except InvalidSdistFilename:
+            pass
+    if name is None:
+        return Issue(f"unnamed URL/path/editable requirement not recorded: {value}", path, line, "info")
+    return Dependency(ecosystem="PyPI", name=pypi_name(name), version=version, file=path, line=line, dev=dev,
+                      source=value)
+
+
+def resolve_include(path: str, target: str) -> str | None:
+    """The repo-relative path of an include, relative to the including file; None for URLs and escapes."""
+    if "://" in target or target.startswith("/"):
+        return None
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return None if resolved == ".." or resolved.startswith("../") else resolved
+
+
+def include_closure(roots: list[str], read: Reader) -> list[str]:
+    """Files reached through includes from `roots` that are not roots themselves (sorted)."""
+    seen = set(roots)
+    queue = sorted(seen)
+    while queue:
+        path = queue.pop()
+        text = read(path)
+        for _, content in logical_lines(text) if text is not None else ():
+            include = _INCLUDE.match(content)
+            target = resolve_include(path, include.group(2).strip()) if include else None
+            if target is not None and target not in seen:
+                seen.add(target)
+                queue.append(target)
+    return sorted(seen - set(roots))
+
+
+def _is_reference(content: str) -> bool:
+    """A URL, VCS URL, local path or archive file name rather than a `name[extras] spec` requirement."""
+    first = content.split()[0]
+    if "://" in first:
+        return "@" not in first.split("://")[0]  # `pkg@https://…` is a named requirement
+    return first.startswith((".", "/")) or first.endswith((".whl", ".tar.gz", ".zip"))
+
+
+def parse_file(path: str, text: str) -> _File:
+    """One requirements file, without following its includes."""
+    result = _File()
+    dev = is_dev_name(PurePosixPath(path).name.split(".")[0])
+    for line, content in logical_lines(text):
+        include = _INCLUDE.match(content)
+        editable = _EDITABLE.match(content)
+        if include:
+            target = include.group(2).strip()
+            resolved = resolve_include(path, target)
+            if resolved is None:
+                if "://" in target:
+                    result.issues.append(Issue(f"remote include not followed: {target}", path, line, "info"))
+                else:
+                    result.issues.append(Issue(f"include outside the repository: {target}", path, line))
+                continue
+            result.includes.append((line, "c" if include.group(1) in ("-c", "--constraint") else "r", resolved))
+            continue
+        if editable or content.startswith("-"):
+            if editable:
+                found = _direct_reference(path, line, editable.group(1).strip(), dev)
+                (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+            continue  # global options (--index-url, --hash-only modes, …) carry no dependency
+        if _is_reference(content):
+            found = _direct_reference(path, line, content.split()[0], dev)
+        else:
+            found = pep508(path, line, _PER_REQ_OPTION.split(content, maxsplit=1)[0], dev)  # drop --hash=…
+        (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+    return result
+
+
+def parse_requirements(roots: list[str], read: Reader) -> Parsed:
+    """All requirement files reachable from `roots` (the files found by name), each parsed once."""
+    files: dict[str, _File | None] = {}
+    pending = sorted(set(roots))
+    missing: list[Issue] = []
+    while pending:
+        path = pending.pop(0)
+        if path in files:
+            continue
+        text = read(path)
+        files[path] = parse_file(path, text) if text is not None else None
+        for _, _, target in files[path].includes if files[path] else ():
+            if target not in files and target not in pending:
+                pending.append(target)
+    result = Parsed()
+    for path, parsed in sorted(files.items()):
+        if parsed is None:
+            if path in roots:
+                result.issues.append(Issue("file unreadable (binary, too big or secret-looking)", path, None, "info"))
+            continue
+        result.issues.extend(parsed.issues)
+        for line, _, target in parsed.includes:
+            if files.get(target) is None:
+                missing.append(Issue(f"included file not found or unreadable: {target}", path, line))
+    result.issues.extend(missing)
+    result.issues.extend(_cycles(sorted(roots), files))
+    roles = _roles(sorted(roots), files)
+    for path, parsed in sorted(files.items()):
+        if parsed is None:
+            continue
+        constraint = roles.get(path) == "constraint"
+        for dep in parsed.deps:
+            if constraint:
+                dep.kind, dep.direct = "constraint", False
+            result.deps.append(dep)
+    return result
+
+
+def _roles(roots: list[str], files: dict[str, _File | None]) -> dict[str, str]:
+    """"manifest" for files reached from a requirements root through -r only, else "constraint"."""
+    roles: dict[str, str] = {}
+    for wanted in ("manifest", "constraint"):
+        queue = [r for r in roots if wanted == "constraint" or not is_constraints_name(r)]
+        seen: set[str] = set()
+        while queue:
+            path = queue.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            roles.setdefault(path, wanted)
+            parsed = files.get(path)
+            for _, kind, target in parsed.includes if parsed else ():
+                if wanted == "constraint" or kind == "r":
+                    queue.append(target)
+    return roles
+
+
+def _cycles(roots: list[str], files: dict[str, _File | None]) -> list[Issue]:
+    """One diagnostic per include that closes a cycle, found by depth-first search from each root."""
+    issues: list[Issue] = []
+    done: set[str] = set()
+    reported: set[tuple[str, int]] = set()
+
+    def visit(path: str, stack: list[str]) -> None:
+        parsed = files.get(path)
+        for line, _, target in parsed.includes if parsed else ():
+            if target in stack:
+                if (path, line) not in reported:
+                    reported.add((path, line))
+                    chain = " -> ".join([*stack[stack.index(target):], target])
+                    issues.append(Issue(f"include cycle: {chain}", path, line))
+            elif target not in done:
+                visit(target, [*stack, target])
+        done.add(path)
+
+    for root in roots:
+        if root not in done:
+            visit(root, [root])
+    return issues

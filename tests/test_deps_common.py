@@ -1,0 +1,57 @@
+"""Shared helpers: names, pins, dev words, graphs, grouping."""
+
+from __future__ import annotations
+
+from repocontext.deps.common import (
+    declared,
+    exact_pep440,
+    group_by_name,
+    guessed_roots,
+    is_dev_name,
+    lock_graph,
+    pep508,
+    pypi_name,
+    shortest_paths,
+)
+from repocontext.model import Dependency
+
+
+def test_names_pins_and_dev_words() -> None:
+    assert [pypi_name(n) for n in ("Foo_Bar", "foo.bar", "FOO--bar__baz")] == ["foo-bar", "foo-bar", "foo-bar-baz"]
+    assert [exact_pep440(s) for s in ("==1.0", "===abc", "==1.*", ">=1", "==1,<2", "", "bogus")] == [
+        "1.0", "abc", None, None, None, None, None]
+    assert [is_dev_name(n) for n in ("dev", "test-extras", "Docs", "lint_tools", "s3", "server", "devops")] == [
+        True, True, True, True, False, False, False]
+
+
+def test_pep508_keeps_constraint_as_written() -> None:
+    dep = pep508("r.txt", 3, "Foo.Bar [x, y] ( >= 1.0 , < 2 ) ; os_name == 'nt'", True, "sec")
+    assert isinstance(dep, Dependency)
+    assert (dep.name, dep.constraint, dep.extras, dep.markers, dep.dev, dep.section, dep.line) == (
+        "foo-bar", "( >= 1.0 , < 2 )", ["x", "y"], 'os_name == "nt"', True, "sec", 3)
+
+
+def test_graphs_prefer_production_chains() -> None:
+    edges = {"a": {"c"}, "z": {"c", "d"}, "c": {"e"}}
+    assert shortest_paths(["z", "a"], edges) == {
+        "a": ["a"], "z": ["z"], "c": ["a", "c"], "d": ["z", "d"], "e": ["a", "c", "e"]}
+    graph = lock_graph({"a": True, "z": False}, edges)
+    assert graph.paths["c"] == ["z", "c"]
+    assert (graph.is_dev("c"), graph.is_dev("a"), graph.is_dev("d"), graph.is_dev("unknown")) == (
+        False, True, False, False)
+    assert guessed_roots({"a", "c", "z", "d", "e"}, edges) == {"a", "z"}
+
+
+def test_declared_and_grouping_are_deterministic() -> None:
+    deps = [
+        Dependency(ecosystem="npm", name="b", file="p/package.json", line=2, dev=True),
+        Dependency(ecosystem="PyPI", name="b", file="z.txt", line=1),
+        Dependency(ecosystem="PyPI", name="a", file="a.txt", line=None),
+        Dependency(ecosystem="PyPI", name="b", file="a.txt", line=5, kind="constraint", direct=False),
+    ]
+    grouped = group_by_name(deps)
+    assert list(grouped) == ["a", "b"]
+    assert [(d.ecosystem, d.file) for d in grouped["b"]] == [("PyPI", "a.txt"), ("PyPI", "z.txt"),
+                                                              ("npm", "p/package.json")]
+    assert declared(deps) == {"b": False, "a": False}
+    assert declared(deps[:1]) == {"b": True}
