@@ -106,6 +106,15 @@ class Dependency(_Model):
     checksummed: bool | None = None  # Go only: go.sum holds a hash for name@version; None when not applicable
 
 
+class FixChoice(_Model):
+    """The version to move a package to, judged against every advisory naming it."""
+
+    version: str | None = None  # None: no known fixed version clears every advisory
+    same_line: bool = False  # stays in the installed release line (e.g. 3.2.19 → 3.2.20)
+    advisories: list[str] = Field(default_factory=list)  # ids of all advisories affecting the installed version
+    reason: str = ""
+
+
 class Finding(_Model):
     """One advisory affecting one installed package version."""
 
@@ -123,6 +132,7 @@ class Finding(_Model):
     score: float | None = None  # CVSS v3 base score computed from `cvss`
     affected_ranges: list[str] = Field(default_factory=list)  # containing intervals, e.g. ">=3.2, <3.2.20"
     all_fixed: list[str] = Field(default_factory=list)  # every fixed version the advisory names for the package
+    remedy: FixChoice | None = None  # the upgrade that clears every advisory on this package@version
 
 
 class Trivia(_Model):
@@ -284,9 +294,9 @@ class CallSiteGroup(_Model):
 class TestFile(_Model):
     __test__ = False  # not a pytest class
     path: str
-    framework: str  # "pytest" | "unittest" | "jest" | "vitest" | "go"
-    modules: list[str] = Field(default_factory=list)  # modules it imports
-    covers: list[str] = Field(default_factory=list)  # "file:line" call sites it exercises
+    framework: str  # "pytest" | "unittest" | "jest" | "vitest" | "node:test" | "go"
+    modules: list[str] = Field(default_factory=list)  # non-standard modules it imports (JS: resolved repo paths)
+    covers: list[str] = Field(default_factory=list)  # "file:line" third-party call sites it exercises
 
 
 class Tests(_Model):
@@ -297,7 +307,8 @@ class Tests(_Model):
 
 class Conventions(_Model):
     formatters: list[str] = Field(default_factory=list)
-    linters: list[str] = Field(default_factory=list)
+    linters: list[str] = Field(default_factory=list)  # type checkers (mypy, pyright) included
+    sources: dict[str, list[str]] = Field(default_factory=dict)  # tool → files that configure it
     ci: list[str] = Field(default_factory=list)
     test_command: str | None = None
     test_command_source: str | None = None

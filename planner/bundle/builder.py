@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from planner import tokens
 from planner.bundle import keys, render
@@ -31,6 +32,8 @@ from planner.tccm.model import TCCM, Entry
 class _Item:
     entry: BundleEntry
     body: str | None = None  # for keys: the rendered slice, known up front
+    value: Any = None  # for keys: the resolved slice itself
+    loaded: str | None = None  # for files: the text as it went into the bundle
 
 
 @dataclass
@@ -41,6 +44,8 @@ class _State:
     used_tokens: int = 0
     used_files: int = 0
     seen: dict[str, str] = field(default_factory=dict)  # target -> id of the first entry that loaded it
+    slices: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
     entries: list[BundleEntry] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
 
@@ -88,7 +93,7 @@ def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_I
     yield _Item(
         BundleEntry(**base, id=_id(band, index, resolved.key), kind="key", target=resolved.key,  # type: ignore[arg-type]
                     status="included", source="repocontext", detail=notes),
-        body=render.render_value(resolved.value),
+        body=render.render_value(resolved.value), value=resolved.value,
     )
 
 
@@ -102,6 +107,7 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
             entry.status, entry.detail, entry.rule, entry.source = result.status, result.detail, result.rule, "none"
             return None
         body = result.text
+    item.loaded = body
     text = render.block(entry.id, body)
     size = tokens.count(text)
     limit = state.tccm.budget.per_file_max_tokens
@@ -111,9 +117,12 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     # Token counts are not exactly additive at the seams, so shrink until the block fits.
     room = limit - tokens.count(render.block(entry.id, "", truncated=True))
     while True:
-        text = render.block(entry.id, tokens.truncate(body, max(room, 0)), truncated=True)
+        cut = tokens.truncate(body, max(room, 0))
+        text = render.block(entry.id, cut, truncated=True)
         size = tokens.count(text)
         if size <= limit or room <= 0:
+            if item.loaded is not None:
+                item.loaded = cut
             return text, size
         room -= size - limit
 
@@ -132,6 +141,10 @@ def _accept(state: _State, item: _Item, text: str, size: int) -> None:
     state.used_files += item.entry.kind == "file"
     state.seen[f"{item.entry.kind}:{item.entry.target}"] = item.entry.id
     state.blocks.append(text)
+    if item.entry.kind == "key":
+        state.slices[item.entry.id] = item.value
+    elif item.loaded is not None:
+        state.files[item.entry.target] = item.loaded
 
 
 def _load_must(state: _State) -> None:
@@ -207,4 +220,4 @@ def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> Bundle:
                     header_tokens=header_tokens, by_status=dict(sorted(by_status.items())))
     return Bundle(task_class=tccm.task_class, tccm_version=tccm.version, mode=view.mode, inputs=dict(inputs),
                   entries=state.entries, totals=totals, text=text,
-                  sha256=hashlib.sha256(text.encode()).hexdigest())
+                  sha256=hashlib.sha256(text.encode()).hexdigest(), slices=state.slices, files=state.files)

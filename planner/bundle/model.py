@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,9 +58,16 @@ class Bundle(BaseModel):
     totals: Totals
     text: str  # the rendered bundle, exactly what a worker or LLM sees
     sha256: str  # of `text`
+    slices: dict[str, Any] = Field(default_factory=dict)  # entry id → loaded RepoContext value (key entries)
+    files: dict[str, str] = Field(default_factory=dict)  # path → text as loaded (possibly truncated)
 
     def loaded(self) -> list[BundleEntry]:
         return [e for e in self.entries if e.status in LOADED]
 
     def entry(self, entry_id: str) -> BundleEntry | None:
         return next((e for e in self.entries if e.id == entry_id), None)
+
+    def slice(self, section: str) -> list[tuple[str, Any]]:
+        """(entry id, value) of every loaded key entry whose key starts with `section`."""
+        return [(entry_id, value) for entry_id, value in self.slices.items()
+                if entry_id.split(":", 2)[2].startswith(section)]

@@ -12,10 +12,12 @@ from repocontext.probes.build import BuildProbe
 from repocontext.probes.containers import ContainersProbe
 from repocontext.probes.dependencies import DependenciesProbe
 from repocontext.probes.languages import LanguagesProbe
+from repocontext.probes.vulnerabilities import VulnerabilitiesProbe
 
 ALL_PROBES: tuple[Probe, ...] = (
     LanguagesProbe(),
     BuildProbe(),
     DependenciesProbe(),
+    VulnerabilitiesProbe(),
     ContainersProbe(),
 )

@@ -1,0 +1,97 @@
+"""Plans and edits: what every chain stage (recipe, solved example, LLM) produces.
+
+A plan is data: the edits it wants (exact search/replace in repo files), the
+bundle entries it relied on (cited by id), and notes for the report. Applying
+edits happens in memory and yields a unified diff; the user's repo is only
+touched by an explicit `--apply`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PlanSource = Literal["recipe", "solved_example", "llm"]
+
+
+class Edit(BaseModel):
+    """Replace `old` by `new` in `file`. `old` must occur exactly once (or at `line` when given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="repo-relative path of the file to change")
+    old: str = Field(description="exact text to replace; must occur in the file")
+    new: str = Field(description="replacement text")
+    line: int | None = Field(default=None, description="1-based line where `old` starts, when known")
+    reason: str = Field(default="", description="why this edit")
+
+
+class Plan(BaseModel):
+    """A plan for one work item."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field(description="one line: what the change does")
+    steps: list[str] = Field(default_factory=list, description="the steps, in order, for the report")
+    edits: list[Edit] = Field(default_factory=list, description="file edits that implement the plan")
+    used_entries: list[str] = Field(default_factory=list, description="bundle entry ids the plan relied on")
+    requests: list[str] = Field(default_factory=list,
+                                description="may_read entry ids the planner needs loaded before it can finish")
+    notes: list[str] = Field(default_factory=list, description="caveats for the report (e.g. regenerate a lockfile)")
+    source: PlanSource | None = None
+    recipe: str | None = None  # "name@version" when source == "recipe"
+    data: dict[str, object] = Field(default_factory=dict, description="structured facts for the report")
+
+
+class EditError(ValueError):
+    """An edit that does not apply cleanly to the current file."""
+
+
+def _locate(text: str, edit: Edit) -> int:
+    if edit.line is not None:
+        lines = text.splitlines(keepends=True)
+        offset = sum(len(x) for x in lines[: max(edit.line - 1, 0)])
+        found = text.find(edit.old, offset)
+        line_end = offset + len(lines[edit.line - 1]) if 0 < edit.line <= len(lines) else offset
+        if found != -1 and found < max(line_end, offset + 1):
+            return found
+        raise EditError(f"{edit.file}:{edit.line}: expected {edit.old!r} on that line")
+    count = text.count(edit.old)
+    if count != 1:
+        raise EditError(f"{edit.file}: {edit.old!r} occurs {count} times; an edit needs exactly one")
+    return text.index(edit.old)
+
+
+def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dict[str, tuple[str, str]]:
+    """Apply edits in memory: path → (old text, new text). Raises EditError when one does not apply."""
+    files: dict[str, tuple[str, str]] = {}
+    for edit in edits:
+        if edit.file not in files:
+            original = read(edit.file)
+            if original is None:
+                raise EditError(f"{edit.file}: cannot read the file to edit")
+            files[edit.file] = (original, original)
+        original, current = files[edit.file]
+        if not edit.old:
+            raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
+        at = _locate(current, edit)
+        files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])
+    return files
+
+
+def unified_diff(files: dict[str, tuple[str, str]]) -> str:
+    """A git-style unified diff over the changed files, sorted by path."""
+    out: list[str] = []
+    for path in sorted(files):
+        before, after = files[path]
+        if before == after:
+            continue
+        out.append(f"diff --git a/{path} b/{path}\n")
+        out.extend(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n\\ No newline at end of file\n"
+    return "".join(out)

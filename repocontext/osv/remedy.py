@@ -1,0 +1,130 @@
+"""Choosing the version to upgrade one package to, from the advisories that name it.
+
+Offline we cannot list a registry's releases, so the candidates are the `fixed`
+versions the records name (a `last_affected` bound has no known successor). Each
+candidate above the installed version is checked against every given advisory; the
+lowest unaffected one in the installed version's release line (major.minor for
+PyPI, major for SemVer and generic orderings) is preferred, else the lowest
+unaffected one overall. Pre-releases are only chosen when nothing final qualifies
+(or the installed version is itself a pre-release).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from repocontext.osv.evaluate import Evaluation, evaluate
+from repocontext.osv.schema import Advisory
+from repocontext.osv.versions import InvalidVersion, Scheme, is_prerelease, release_line, scheme_for, sort_key
+
+
+class AdvisoryHit(BaseModel):
+    id: str
+    intervals: list[str] = Field(default_factory=list)  # e.g. ">=3.2, <3.2.20"
+    fixed: list[str] = Field(default_factory=list)  # the containing intervals' fixes
+
+
+class RejectedCandidate(BaseModel):
+    version: str
+    reason: str
+
+
+class Remedy(BaseModel):
+    ecosystem: str
+    package: str
+    installed: str
+    version: str | None = None  # the version to move to; None when not affected or no fix is known
+    same_line: bool = False  # the chosen version is in the installed version's release line
+    no_fix: bool = False  # affected, and no named fixed version clears every advisory
+    affected_by: list[AdvisoryHit] = Field(default_factory=list)
+    rejected: list[RejectedCandidate] = Field(default_factory=list)  # candidates below the choice, and why
+    reason: str = ""
+
+
+def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, installed: str) -> Remedy:
+    remedy = Remedy(ecosystem=ecosystem, package=package, installed=installed)
+    evaluations = _evaluations(advisories, ecosystem, package, installed)
+    hits = [e for e in evaluations if e.affected]
+    remedy.affected_by = [_hit(e) for e in hits]
+    if not hits:
+        remedy.reason = f"{installed} is not affected by any of the {len(evaluations)} advisories naming {package}"
+        return remedy
+    scheme = scheme_for(ecosystem)
+    try:
+        floor = sort_key(scheme, installed)
+    except InvalidVersion as exc:
+        remedy.no_fix = True
+        remedy.reason = f"cannot order the installed version: {exc}"
+        return remedy
+    candidates = _candidates(scheme, evaluations, floor)
+    verdicts = {c: _blocker(advisories, ecosystem, package, c) for c in candidates}
+    good = [c for c in candidates if verdicts[c] is None]
+    if not _is_pre(scheme, installed) and any(not _is_pre(scheme, c) for c in good):
+        for c in good:
+            if _is_pre(scheme, c):
+                verdicts[c] = "a pre-release, and a final release also qualifies"
+        good = [c for c in good if verdicts[c] is None]
+    line = release_line(scheme, installed)
+    same = [c for c in good if release_line(scheme, c) == line]
+    chosen = same[0] if same else good[0] if good else None
+    remedy.version, remedy.same_line, remedy.no_fix = chosen, bool(same), chosen is None
+    below = candidates if chosen is None else candidates[: candidates.index(chosen)]
+    remedy.rejected = [RejectedCandidate(version=c, reason=verdicts[c] or "not chosen") for c in below]
+    remedy.reason = _explain(remedy, hits, candidates, line)
+    return remedy
+
+
+def _evaluations(advisories: Sequence[Advisory], ecosystem: str, package: str, version: str) -> list[Evaluation]:
+    results = (evaluate(a, ecosystem, package, version) for a in advisories)
+    return [r for r in results if r is not None and not r.withdrawn]
+
+
+def _hit(evaluation: Evaluation) -> AdvisoryHit:
+    intervals = [i.describe() for i in evaluation.intervals] or ["listed in its versions"]
+    return AdvisoryHit(id=evaluation.advisory_id, intervals=intervals, fixed=evaluation.fixed)
+
+
+def _candidates(scheme: Scheme, evaluations: list[Evaluation], floor: object) -> list[str]:
+    """Named fixed versions above the installed one, ascending, one spelling per version."""
+    by_key: dict[object, str] = {}
+    for evaluation in evaluations:
+        for fixed in evaluation.all_fixed:
+            try:
+                key = sort_key(scheme, fixed)
+            except InvalidVersion:
+                continue
+            if key > floor:  # type: ignore[operator]
+                by_key.setdefault(key, fixed)
+    return [by_key[k] for k in sorted(by_key)]  # type: ignore[type-var]
+
+
+def _blocker(advisories: Sequence[Advisory], ecosystem: str, package: str, candidate: str) -> str | None:
+    """Why `candidate` is not safe (the first advisory still affecting it), or None."""
+    for evaluation in _evaluations(advisories, ecosystem, package, candidate):
+        if evaluation.affected:
+            where = "; ".join(i.describe() for i in evaluation.intervals) or "listed in its versions"
+            return f"still affected by {evaluation.advisory_id} ({where})"
+    return None
+
+
+def _is_pre(scheme: Scheme, version: str) -> bool:
+    try:
+        return is_prerelease(scheme, version)
+    except InvalidVersion:
+        return False
+
+
+def _explain(remedy: Remedy, hits: list[Evaluation], candidates: list[str], line: tuple[int, ...]) -> str:
+    found = "; ".join(f"{h.advisory_id} affects {remedy.installed} in {', '.join(_hit(h).intervals)}" for h in hits)
+    line_text = ".".join(map(str, line))
+    if remedy.version is None:
+        if not candidates:
+            return f"{found}; the advisories name no fixed version above {remedy.installed}"
+        return f"{found}; every named fixed version above {remedy.installed} is still affected"
+    where = f"in the {line_text} line"
+    if not remedy.same_line:
+        where = f"above {remedy.installed} (none in the {line_text} line)"
+    lower = f"; lower candidates rejected: {len(remedy.rejected)}" if remedy.rejected else ""
+    return f"{found}; {remedy.version} is the lowest named fixed version {where} that no advisory affects{lower}"

@@ -1,0 +1,148 @@
+"""Version ordering and package-name normalisation per ecosystem.
+
+Three orderings ("schemes"):
+- `pep440` for PyPI: `packaging.version.Version`.
+- `semver` for npm, Go, crates.io, Hex, Pub and every `SEMVER`-typed range: SemVer 2
+  precedence (build metadata ignored; prerelease identifiers numeric < alphanumeric,
+  fewer < more). A leading `v` or `=` and surrounding spaces are tolerated, and
+  missing minor/patch parts count as 0. Go pseudo-versions
+  (v0.0.0-20200101000000-abcdef123456) are SemVer prereleases, so they sort below
+  the release they precede, as SemVer says.
+- `generic` for everything else, best effort: the lower-cased version is split into
+  runs of digits and runs of letters (other characters only separate); digit runs
+  compare numerically; a letter run ranks below a digit run and below the end of the
+  version, so `1.0rc1 < 1.0 < 1.0.1` and `1.0a < 1.0b`; zeros ending a run of
+  numbers are ignored, so `1.0 == 1.0.0` and `1.0rc1 == 1rc1`. Epochs, Debian `~` and RPM rules are NOT modelled.
+
+Keys are cached, so repeated comparisons of the same strings are cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Literal
+
+import semver
+from packaging.version import InvalidVersion as _PepInvalid
+from packaging.version import Version
+
+Scheme = Literal["pep440", "semver", "generic"]
+
+_SEMVER_ECOSYSTEMS = frozenset({"npm", "go", "crates.io", "hex", "pub"})
+_PEP503_RUNS = re.compile(r"[-_.]+")
+_GENERIC_TOKENS = re.compile(r"\d+|[a-z]+")
+
+
+class InvalidVersion(ValueError):
+    """A version string that the ecosystem's ordering cannot parse."""
+
+
+def ecosystem_key(ecosystem: str) -> str:
+    """Ecosystem names compare case-insensitively ("PyPI" == "pypi")."""
+    return ecosystem.strip().casefold()
+
+
+def scheme_for(ecosystem: str, range_type: str = "ECOSYSTEM") -> Scheme:
+    if range_type.upper() == "SEMVER":
+        return "semver"
+    base = ecosystem_key(ecosystem).split(":", 1)[0]
+    if base == "pypi":
+        return "pep440"
+    return "semver" if base in _SEMVER_ECOSYSTEMS else "generic"
+
+
+def normalize_name(ecosystem: str, name: str) -> str:
+    """PEP 503 for PyPI; every other ecosystem keeps the name as given (npm and Go are case-sensitive)."""
+    name = name.strip()
+    if ecosystem_key(ecosystem) == "pypi":
+        return _PEP503_RUNS.sub("-", name).lower()
+    return name
+
+
+@lru_cache(maxsize=65536)
+def sort_key(scheme: Scheme, version: str) -> Any:
+    """A comparable key for `version` under `scheme`; raises InvalidVersion."""
+    if scheme == "pep440":
+        try:
+            return Version(version)
+        except _PepInvalid as exc:
+            raise InvalidVersion(f"invalid PEP 440 version {version!r}") from exc
+    if scheme == "semver":
+        return _semver_key(_semver(version))
+    return _generic_key(version)
+
+
+def compare(scheme: Scheme, a: str, b: str) -> int:
+    ka, kb = sort_key(scheme, a), sort_key(scheme, b)
+    return (ka > kb) - (ka < kb)
+
+
+def equal(scheme: Scheme, a: str, b: str) -> bool:
+    """Same version: identical strings, or equal keys when both parse (PyPI "2.0" == "2.0.0")."""
+    if a == b:
+        return True
+    try:
+        return bool(sort_key(scheme, a) == sort_key(scheme, b))
+    except InvalidVersion:
+        return False
+
+
+def is_prerelease(scheme: Scheme, version: str) -> bool:
+    if scheme == "pep440":
+        return bool(sort_key(scheme, version).is_prerelease)
+    if scheme == "semver":
+        return _semver(version).prerelease is not None
+    return any(kind == 0 for kind, _, _ in sort_key(scheme, version))
+
+
+def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
+    """The release line a version belongs to: major.minor for PEP 440, major for SemVer and generic."""
+    if scheme == "pep440":
+        release = sort_key(scheme, version).release
+        return (*release, 0)[:2]
+    if scheme == "semver":
+        return (_semver(version).major,)
+    numbers = [value for kind, value, _ in sort_key(scheme, version) if kind == 2]
+    return (numbers[0] if numbers else 0,)
+
+
+@lru_cache(maxsize=65536)
+def _semver(version: str) -> semver.Version:
+    text = version.strip().lstrip("=").strip().removeprefix("v")
+    try:
+        return semver.Version.parse(text, optional_minor_and_patch=True)
+    except (ValueError, TypeError) as exc:
+        raise InvalidVersion(f"invalid SemVer version {version!r}") from exc
+
+
+def _semver_key(parsed: semver.Version) -> tuple[Any, ...]:
+    if parsed.prerelease is None:
+        pre: tuple[Any, ...] = (1,)
+    else:
+        parts = str(parsed.prerelease).split(".")
+        pre = (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts))
+    return (parsed.major, parsed.minor, parsed.patch, pre)
+
+
+def _generic_key(version: str) -> tuple[tuple[int, int, str], ...]:
+    tokens = _GENERIC_TOKENS.findall(version.lower())
+    if not tokens:
+        raise InvalidVersion(f"no version parts in {version!r}")
+    key: list[tuple[int, int, str]] = []
+    run: list[tuple[int, int, str]] = []  # the current run of numbers, whose trailing zeros do not count
+    for token in tokens:
+        if token.isdigit():
+            run.append((2, int(token), ""))
+            continue
+        key.extend(_strip_zeros(run))
+        run = []
+        key.append((0, 0, token))
+    key.extend(_strip_zeros(run))
+    return (*key, (1, 0, ""))
+
+
+def _strip_zeros(run: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    while run and run[-1][1] == 0:
+        run = run[:-1]
+    return run
