@@ -119,6 +119,9 @@ class ProvenanceStore:
             raise EnvironmentProblem(f"cannot write provenance under {self.dir}: {exc.strerror}") from exc
         return path
 
+    def exists(self, record_id: str) -> bool:
+        return (self.dir / f"{record_id}.json").is_file()
+
     def get(self, record_id: str) -> ProvenanceRecord:
         path = self.dir / f"{record_id}.json"
         if not path.is_file():

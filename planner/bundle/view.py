@@ -57,30 +57,35 @@ class RepoView:
         return "dirty" if meta.get("dirty") else "fresh"
 
     def read(self, rel: str) -> ReadResult:
-        rule = path_rule(rel)
-        if rule:
-            return ReadResult(None, "denied", f"secret file ({rule})", rule)
-        full = self.root / rel
-        try:
-            if full.is_symlink():
-                return ReadResult(None, "skipped", "symlink not followed")
-            if not full.resolve().is_relative_to(self.root):
-                return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
-            with full.open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except FileNotFoundError:
-            return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
-        except OSError as exc:
-            return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
-        if len(data) > MAX_FILE_BYTES:
-            return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
-        if b"\0" in data[:8192]:
-            return ReadResult(None, "skipped", "binary file")
-        text = data.decode("utf-8", errors="replace")
-        secret = content_rule(text)
-        if secret:
-            return ReadResult(None, "denied", f"secret-looking content ({secret})", secret)
-        return ReadResult(text)
+        return read_repo_file(self.root, rel)
+
+
+def read_repo_file(root: Path, rel: str) -> ReadResult:
+    """Read a repo file the safe way: no secrets, no symlinks, nothing outside `root`, no binaries."""
+    rule = path_rule(rel)
+    if rule:
+        return ReadResult(None, "denied", f"secret file ({rule})", rule)
+    full = root / rel
+    try:
+        if full.is_symlink():
+            return ReadResult(None, "skipped", "symlink not followed")
+        if not full.resolve().is_relative_to(root.resolve()):
+            return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
+        with full.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
+    except OSError as exc:
+        return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
+    if len(data) > MAX_FILE_BYTES:
+        return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
+    if b"\0" in data[:8192]:
+        return ReadResult(None, "skipped", "binary file")
+    text = data.decode("utf-8", errors="replace")
+    secret = content_rule(text)
+    if secret:
+        return ReadResult(None, "denied", f"secret-looking content ({secret})", secret)
+    return ReadResult(text)
 
 
 def open_view(root: Path, store: RepoContextStore) -> RepoView:

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from planner.cli import bundle, gather, hooks, runs, task_classes
+from planner.cli import bundle, dispatch, gather, hooks, runs, task_classes
 from planner.cli.output import error_line
 from planner.errors import ExitCode, PlannerError
 
@@ -23,6 +23,7 @@ app.add_typer(runs.app, name="runs")
 app.add_typer(hooks.app, name="hooks")
 app.command("gather")(gather.gather_command)
 app.command("bundle")(bundle.bundle_command)
+app.command("dispatch")(dispatch.dispatch_command)
 app.command("provenance")(runs.provenance_command)
 
 

@@ -1,0 +1,1 @@
+"""The planning chain: recipe_match → solved_example_rag → llm_fallback."""

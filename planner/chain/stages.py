@@ -1,0 +1,128 @@
+"""The chain's three nodes. Each sees only the bundle (never the full RepoContext),
+records its outcome and reason, and hands on a plan or the reason there is none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from planner.bundle.model import Bundle
+from planner.bundle.request import request
+from planner.bundle.view import open_view
+from planner.chain import llm
+from planner.chain.examples import DEFAULT_THRESHOLD, SolvedExamples
+from planner.chain.work import WorkItem
+from planner.context import RunContext
+from planner.plan import EditError, Plan, apply_edits
+from planner.state import WorkState
+from planner.taskmodule import resolve
+from planner.tccm.model import TCCM
+from repocontext.store import RepoContextStore
+from subgraphs.base import reader
+
+
+def _stage(item: WorkItem, stage: str, outcome: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"item": item.id, "stage": stage, "outcome": outcome, "reason": reason, **extra}
+
+
+def _problem(plan: Plan, repo: str) -> str | None:
+    try:
+        apply_edits(reader(repo), plan.edits)
+    except EditError as exc:
+        return str(exc)
+    return None
+
+
+def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
+    """The text a solved example is filed and found under."""
+    return f"{task_class}\n{item.title}\n{json.dumps(item.data, sort_keys=True)}\n{bundle.text}"
+
+
+def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
+    recipes = resolve(state["task_class"], state["tccm"].get("subgraph")).recipes
+    tried: list[str] = []
+    for recipe in recipes:
+        why = recipe.match(bundle, item)
+        if why is not None:
+            tried.append(f"{recipe.ref}: {why}")
+            continue
+        plan = recipe.apply(bundle, item).model_copy(update={"source": "recipe", "recipe": recipe.ref})
+        problem = _problem(plan, state["repo"])
+        if problem:
+            tried.append(f"{recipe.ref}: matched, but {problem}")
+            continue
+        runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
+        return {"plan": plan.model_dump(),
+                "stages": [_stage(item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref)]}
+    reason = "; ".join(tried) or "no recipes for this task class"
+    return {"plan": None, "stages": [_stage(item, "recipe_match", "no_match", reason)]}
+
+
+def solved_example_rag(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
+    threshold = float(os.environ.get("PLANNER_RAG_THRESHOLD") or DEFAULT_THRESHOLD)
+    store = SolvedExamples(runtime.context.settings.home / "examples.sqlite")
+    try:
+        hits = store.search(state["task_class"], fingerprint(state["task_class"], item, bundle), threshold)
+    finally:
+        store.close()
+    rejected: list[str] = []
+    for hit in hits:
+        plan = hit.plan.model_copy(update={"source": "solved_example",
+                                           "data": {**hit.plan.data, "example_run": hit.run_id, "score": hit.score}})
+        problem = _problem(plan, state["repo"])
+        if problem:
+            rejected.append(f"{hit.run_id} (similarity {hit.score}) does not apply: {problem}")
+            continue
+        runtime.context.on_event("stage", {"item": item.id, "stage": "solved_example_rag", "outcome": hit.run_id})
+        return {"plan": plan.model_dump(), "stages": [_stage(
+            item, "solved_example_rag", "retrieved", f"run {hit.run_id}, similarity {hit.score} ≥ {threshold}",
+            example_run=hit.run_id, score=hit.score)]}
+    reason = "; ".join(rejected) or f"no solved example with similarity ≥ {threshold}"
+    return {"stages": [_stage(item, "solved_example_rag", "no_match", reason)]}
+
+
+def _load_requests(state: WorkState, home: Path, bundle: Bundle,
+                   wanted: list[str]) -> tuple[Bundle, list[dict[str, Any]]]:
+    tccm = TCCM.model_validate(state["tccm"])
+    view = open_view(Path(state["repo"]), RepoContextStore(home))
+    records = []
+    for entry_id in wanted:
+        bundle, record = request(bundle, tccm, view, entry_id, by="llm_fallback")
+        records.append(record)
+    return bundle, records
+
+
+def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
+    tccm = state["tccm"]
+    prompt = llm.build_prompt(state["task_class"], tccm["description"], tccm.get("worker"), state["inputs"],
+                              item, bundle)
+    model = runtime.context.model
+    if model is None:
+        return {"pending": "needs_llm", "prompt": prompt, "stages": [_stage(
+            item, "llm_fallback", "needs_llm", "no model configured (--model provider:name or PLANNER_MODEL)")]}
+    calls, requests = [], []
+    plan, ledger, error = llm.ask(model, runtime.context.model_name, prompt)
+    calls.append(ledger)
+    if plan is not None and plan.requests:  # one round of may_read requests, then ask again
+        bundle, requests = _load_requests(state, runtime.context.settings.home, bundle, plan.requests)
+        prompt = llm.build_prompt(state["task_class"], tccm["description"], tccm.get("worker"), state["inputs"],
+                                  item, bundle)
+        plan, ledger, error = llm.ask(model, runtime.context.model_name, prompt)
+        calls.append(ledger)
+    update: dict[str, Any] = {"prompt": prompt, "llm_calls": [{**c, "item": item.id} for c in calls],
+                              "requests": [{**r, "item": item.id} for r in requests], "bundle": bundle.model_dump()}
+    problem = error or (_problem(plan, state["repo"]) if plan else "no plan")
+    if plan is None or problem:
+        return {**update, "pending": f"the LLM plan was rejected: {problem}",
+                "stages": [_stage(item, "llm_fallback", "rejected", str(problem))]}
+    runtime.context.on_event("stage", {"item": item.id, "stage": "llm_fallback", "outcome": "planned"})
+    reason = f"{ledger['model']}: {len(plan.edits)} edits, cites {len(plan.used_entries)} entries"
+    return {**update, "plan": plan.model_dump(), "stages": [_stage(item, "llm_fallback", "planned", reason)]}

@@ -1,0 +1,91 @@
+"""`planner dispatch TASK_CLASS --repo PATH`: run the planner graph, durably, with a live view."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from planner.apply import apply_patch
+from planner.chain.llm import init_model
+from planner.cli.output import emit_json, err_console, parse_inputs
+from planner.config import Settings
+from planner.dispatch import EXIT, dispatch
+
+NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
+              "execute": "subgraph"}
+
+
+def live(quiet: bool) -> Any:
+    def show(kind: str, data: dict[str, Any]) -> None:
+        if quiet:
+            return
+        if kind == "run":
+            err_console.print(f"run {data['run_id']}")
+        elif kind == "resume":
+            err_console.print(f"resuming {data['run_id']} at {', '.join(data['next'])}")
+        elif kind == "node" and data["node"] not in NODE_LABEL and not data["namespace"]:
+            err_console.print(f"  [green]✓[/green] {data['node']}")
+        elif kind == "stage":
+            stage = NODE_LABEL.get(data["stage"], data["stage"])
+            err_console.print(f"    · {data['item']}: {stage} → {data['outcome']}")
+        elif kind == "verify":
+            err_console.print(f"    · verifying with `{data['command']}`")
+    return show
+
+
+def report(state: dict[str, Any], as_json: bool) -> None:
+    artifacts = state.get("artifacts") or {}
+    if as_json:
+        emit_json({"run_id": state.get("run_id"), "status": state.get("status"), "error": state.get("error"),
+                   "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
+                   "report_path": artifacts.get("report"), "artifacts": artifacts,
+                   "verification": state.get("verification"), "branch": state.get("branch"),
+                   "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
+                              "error": r.get("error")} for r in state.get("outcomes", [])],
+                   "llm_calls": state.get("llm_calls", [])})
+        return
+    sys.stdout.write(state.get("report", "") + "\n")
+    if state.get("patch"):
+        sys.stdout.write(state["patch"] + "\n")
+    err_console.print(f"status: {state.get('status')}  report: {artifacts.get('report', '-')}  "
+                      f"patch: {artifacts.get('patch', '-')}")
+    if state.get("branch"):
+        err_console.print(f"committed on branch {state['branch']} (git switch {state['branch']})")
+
+
+def exit_for(state: dict[str, Any]) -> None:
+    code = EXIT.get(state.get("status", "failed"), 5)
+    if code:
+        raise typer.Exit(int(code))
+
+
+def dispatch_command(
+    task_class: Annotated[str, typer.Argument(help="The task class (see `planner task-classes list`).")],
+    repo: Annotated[Path, typer.Option(help="The repository.")] = Path("."),
+    inputs: Annotated[list[str] | None, typer.Option("--input", "-i", help="Run input NAME=VALUE.")] = None,
+    advisories: Annotated[list[Path] | None, typer.Option(help="OSV advisories: directory, zip or report.")] = None,
+    model: Annotated[str | None, typer.Option(help="LangChain chat model provider:name (or PLANNER_MODEL).")] = None,
+    no_gather: Annotated[bool, typer.Option("--no-gather", help="Never gather; bootstrap mode if none.")] = False,
+    verify: Annotated[bool, typer.Option(help="Run the repo's tests on the patched tree (in a copy).")] = False,
+    apply: Annotated[bool, typer.Option(help="Commit the patch on a new branch (clean work tree only).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
+    settings = Settings.from_env()
+    spec = model or settings.model
+    chat_model = init_model(spec) if spec else None
+    sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]
+    options = {"no_gather": no_gather, "verify": verify, "advisories": os.pathsep.join(sources) or None}
+    state = dispatch(settings, task_class, repo, parse_inputs(inputs or []), options, chat_model, spec,
+                     live(as_json))
+    if apply and state.get("status") == "succeeded" and state.get("patch"):
+        branch = f"planner/{task_class}/{state['run_id']}"
+        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
+                    + (state.get("report") or "")[:4000])
+        state["branch"] = branch
+    report(state, as_json)
+    exit_for(state)

@@ -1,0 +1,17 @@
+"""Run-scoped context handed to every node (not checkpointed: rebuilt on resume)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.config import Settings
+
+
+@dataclass
+class RunContext:
+    settings: Settings
+    model: Any = None  # a LangChain BaseChatModel, or None (the run then stops at needs_llm)
+    model_name: str | None = None  # "provider:name", for the ledger
+    on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)

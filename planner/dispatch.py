@@ -1,0 +1,76 @@
+"""Dispatching and resuming runs of the supervisor graph (durable, resumable)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from planner import service
+from planner.config import Settings
+from planner.context import RunContext
+from planner.errors import ExitCode, PlannerError
+from planner.graph import build_graph
+from planner.provenance import new_id
+from planner.runs import RunStore
+
+EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "needs_llm": ExitCode.NEEDS_LLM,
+        "failed": ExitCode.FAILED}
+Events = Callable[[str, dict[str, Any]], None]
+
+
+def _config(run_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": run_id}, "recursion_limit": 100}
+
+
+def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunStore) -> dict[str, Any]:
+    runs.set_status(run_id, "running")
+    try:
+        for namespace, update in app.stream(payload, _config(run_id), context=context, stream_mode="updates",
+                                            subgraphs=True, durability="sync"):
+            for node in update or {}:
+                context.on_event("node", {"namespace": list(namespace), "node": node})
+    except Exception as exc:
+        runs.set_status(run_id, "failed")
+        raise PlannerError(f"run {run_id} stopped in a node: {exc.__class__.__name__}: {exc}; "
+                           f"`planner runs resume {run_id}` retries from the last checkpoint",
+                           ExitCode.FAILED) from exc
+    return dict(app.get_state(_config(run_id)).values)
+
+
+def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],
+             model: Any = None, model_name: str | None = None, on_event: Events | None = None) -> dict[str, Any]:
+    service.task_class(settings, task_class)  # bad input fails here, before a run exists
+    root = service.repo_root(repo)
+    run_id = new_id()
+    runs = RunStore(settings.home)
+    runs.create(run_id, task_class, str(root), dict(inputs), {**options, "model": model_name})
+    context = RunContext(settings=settings, model=model, model_name=model_name,
+                         on_event=on_event or (lambda kind, data: None))
+    context.on_event("run", {"run_id": run_id})
+    state = {"run_id": run_id, "task_class": task_class, "repo": str(root), "inputs": dict(inputs),
+             "options": options, "results": [], "stages": [], "requests": [], "llm_calls": []}
+    return _stream(build_graph(runs.checkpointer()), state, run_id, context, runs)
+
+
+def resume(settings: Settings, run_id: str, model: Any = None, model_name: str | None = None,
+           on_event: Events | None = None) -> dict[str, Any]:
+    runs = RunStore(settings.home)
+    row = runs.get(run_id)
+    app = build_graph(runs.checkpointer())
+    snapshot = app.get_state(_config(row["id"]))
+    if not snapshot.values:
+        raise PlannerError(f"run {row['id']} has no checkpoint to resume from")
+    context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),
+                         on_event=on_event or (lambda kind, data: None))
+    if not snapshot.next:
+        return dict(snapshot.values)  # already finished: nothing to do
+    context.on_event("resume", {"run_id": row["id"], "next": list(snapshot.next)})
+    return _stream(app, None, row["id"], context, runs)
+
+
+def final_state(settings: Settings, run_id: str) -> dict[str, Any]:
+    runs = RunStore(settings.home)
+    row = runs.get(run_id)
+    values = dict(build_graph(runs.checkpointer()).get_state(_config(row["id"])).values)
+    return {**values, "run": row}

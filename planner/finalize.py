@@ -1,0 +1,123 @@
+"""The last nodes: verify the joined patch, then write report, artifacts, provenance, examples."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from planner import verify as verification
+from planner.bundle.model import Bundle
+from planner.chain.examples import SolvedExamples
+from planner.chain.stages import fingerprint
+from planner.chain.work import ItemResult
+from planner.context import RunContext
+from planner.plan import Edit, Plan, apply_edits
+from planner.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
+from planner.runs import RunStore
+from planner.state import RunState
+from repocontext.store import RepoContextStore
+from subgraphs.base import reader
+
+
+def _outcomes(state: RunState) -> list[ItemResult]:
+    return [ItemResult.model_validate(r) for r in state.get("outcomes", [])]
+
+
+def _test_command(runtime: Runtime[RunContext], repo: Path) -> str | None:
+    context = RepoContextStore(runtime.context.settings.home).load_raw(repo) or {}
+    return (context.get("conventions") or {}).get("test_command")
+
+
+def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    if not state["options"].get("verify") or not state.get("patch"):
+        return {}
+    repo = Path(state["repo"])
+    command = _test_command(runtime, repo)
+    if not command:
+        return {"verification": {"passed": None, "reason": "the repository declares no test command"}}
+    edits = [Edit.model_validate(e) for r in _outcomes(state) if r.status == "succeeded" for e in r.edits]
+    files = {path: after for path, (_, after) in apply_edits(reader(state["repo"]), edits).items()}
+    tests = sorted({t for r in _outcomes(state) for t in r.covering_tests})
+    runtime.context.on_event("verify", {"command": command, "tests": tests})
+    return {"verification": verification.run(repo, files, command, tests)}
+
+
+def compose_report(state: RunState) -> str:
+    outcomes, bundle = _outcomes(state), state.get("bundle") or {}
+    title = {"succeeded": "", "no_changes": " (no changes needed)", "needs_llm": " (needs an LLM)",
+             "failed": " (failed)"}.get(state.get("status", ""), "")
+    lines = [f"# {state['task_class']}{title}", ""]
+    if state.get("error"):
+        lines += [f"**Error:** {state['error']}", ""]
+    lines += [r.report for r in outcomes]
+    check = state.get("verification")
+    if check:
+        verdict = "passed" if check.get("passed") else "not run" if check.get("passed") is None else "FAILED"
+        lines += ["## Verification", "", f"`{check.get('command', '-')}`: {verdict}. {check.get('reason', '')}", ""]
+    totals = bundle.get("totals") or {}
+    repo = state.get("repocontext") or {}
+    lines += ["## Context", "",
+              f"- TCCM `{state['task_class']}` v{(state.get('tccm') or {}).get('version', '?')}, bundle "
+              f"{totals.get('tokens', 0)}/{totals.get('max_tokens', 0)} tokens, mode {bundle.get('mode', '-')}",
+              f"- RepoContext {repo.get('commit') or 'none'} ({repo.get('freshness', 'none')})",
+              f"- Run `{state['run_id']}`: `planner provenance {state['run_id']}`", ""]
+    return "\n".join(lines)
+
+
+def _record(state: RunState, runtime: Runtime[RunContext]) -> ProvenanceRecord:
+    bundle = Bundle.model_validate(state["bundle"])
+    loaded = {r["entry"] for r in state.get("requests", []) if r.get("outcome") == "loaded"}
+    entries = [e.model_copy(update={"status": "requested"}) if e.id in loaded else e for e in bundle.entries]
+    tccm, repo = state["tccm"], state.get("repocontext") or {}
+    return ProvenanceRecord(
+        id=state["run_id"], kind="run", created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        task_class=state["task_class"],
+        status=state.get("status", "failed"),
+        tccm=TCCMRef(task_class=tccm["task_class"], path=tccm["path"], version=tccm["version"],
+                     sha256=tccm["sha256"], chain=list(tccm.get("chain", []))),
+        repocontext=RepoContextRef(repo=state["repo"], repo_id=repo.get("repo_id"), commit=repo.get("commit"),
+                                   gathered_at=repo.get("gathered_at"), freshness=repo.get("freshness", "none"),
+                                   dirty=repo.get("dirty")),
+        mode=bundle.mode, inputs=dict(sorted(state["inputs"].items())), entries=entries, totals=bundle.totals,
+        bundle_sha256=bundle.sha256, stages=[StageRecord(**s) for s in state.get("stages", [])],
+        requests=list(state.get("requests", [])), llm_calls=list(state.get("llm_calls", [])),
+    )
+
+
+def _write_back(state: RunState, runtime: Runtime[RunContext]) -> None:
+    if not state.get("bundle"):
+        return
+    bundle = Bundle.model_validate(state["bundle"])
+    store = SolvedExamples(runtime.context.settings.home / "examples.sqlite")
+    try:
+        for result in _outcomes(state):
+            if result.status == "succeeded" and result.plan:
+                store.add(state["task_class"], fingerprint(state["task_class"], result.item, bundle),
+                          Plan.model_validate(result.plan), state.get("patch", ""), state["run_id"])
+    finally:
+        store.close()
+
+
+def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    runs = RunStore(runtime.context.settings.home)
+    run_id, report = state["run_id"], compose_report(state)
+    artifacts = {"report": str(runs.write_artifact(run_id, "report.md", report))}
+    if state.get("patch"):
+        artifacts["patch"] = str(runs.write_artifact(run_id, "patch.diff", state["patch"]))
+    for result in _outcomes(state):
+        if result.prompt:
+            artifacts[f"prompt:{result.item.id}"] = str(runs.write_artifact(
+                run_id, f"prompt-{result.item.id.replace('/', '_')}.md", result.prompt))
+    ledger = list(state.get("llm_calls", []))
+    artifacts["ledger"] = str(runs.write_artifact(run_id, "ledger.json", json.dumps(ledger, indent=2) + "\n"))
+    provenance = ProvenanceStore(runtime.context.settings.home)
+    if state.get("bundle") and state.get("tccm") and not provenance.exists(run_id):  # idempotent on resume
+        provenance.append(_record(state, runtime))
+    if state.get("status") == "succeeded":
+        _write_back(state, runtime)
+    runs.set_status(run_id, state.get("status", "failed"))
+    return {"report": report, "artifacts": artifacts}

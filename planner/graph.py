@@ -1,0 +1,79 @@
+"""The supervisor graph.
+
+    load_tccm → ensure_repocontext → build_bundle → split ─Send per item─▶ work → join → verify → finalize
+
+`work` is itself a graph, one branch per work item (fanned out with Send):
+
+    recipe_match ─(plan)─────────────────────────────▶ execute
+        └─(none)▶ solved_example_rag ─(plan)─────────▶ execute
+                      └─(none)▶ llm_fallback ────────▶ execute
+
+`execute` is the task class's own subgraph (subgraphs/<task_class>.py, the
+module the TCCM names, or subgraphs/generic.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from planner import finalize, supervisor
+from planner.chain import stages
+from planner.context import RunContext
+from planner.state import RunState, TaskState, WorkOutput, WorkState
+from planner.taskmodule import resolve
+
+
+def _has_plan(next_stage: str) -> Any:
+    return lambda state: "execute" if state.get("plan") else next_stage
+
+
+def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
+    """Hand the item to its task class's compiled subgraph."""
+    graph = resolve(state["task_class"], state["tccm"].get("subgraph")).graph()
+    # Accumulated lists stay out of the input, so the subgraph's output holds only what it adds.
+    fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls")}
+    output = graph.invoke(fresh, context=runtime.context)
+    return {"results": output.get("results", []), "requests": output.get("requests", [])}
+
+
+def build_work_graph() -> Any:
+    graph = StateGraph(WorkState, context_schema=RunContext, output_schema=WorkOutput)
+    graph.add_node("recipe_match", stages.recipe_match)
+    graph.add_node("solved_example_rag", stages.solved_example_rag)
+    graph.add_node("llm_fallback", stages.llm_fallback)
+    graph.add_node("execute", execute)
+    graph.add_edge(START, "recipe_match")
+    graph.add_conditional_edges("recipe_match", _has_plan("solved_example_rag"), ["execute", "solved_example_rag"])
+    graph.add_conditional_edges("solved_example_rag", _has_plan("llm_fallback"), ["execute", "llm_fallback"])
+    graph.add_edge("llm_fallback", "execute")
+    graph.add_edge("execute", END)
+    return graph.compile()
+
+
+def build_graph(checkpointer: Any = None) -> Any:
+    graph = StateGraph(RunState, context_schema=RunContext)
+    graph.add_node("load_tccm", supervisor.load_tccm)
+    graph.add_node("ensure_repocontext", supervisor.ensure_repocontext)
+    graph.add_node("build_bundle", supervisor.build_bundle)
+    graph.add_node("split", supervisor.split)
+    graph.add_node("work", build_work_graph())
+    graph.add_node("join", supervisor.join)
+    graph.add_node("verify", finalize.verify)
+    graph.add_node("finalize", finalize.finalize)
+    graph.add_edge(START, "load_tccm")
+    graph.add_edge("load_tccm", "ensure_repocontext")
+    graph.add_edge("ensure_repocontext", "build_bundle")
+    graph.add_edge("build_bundle", "split")
+    graph.add_conditional_edges("split", supervisor.fan_out, ["work", "join"])
+    graph.add_edge("work", "join")
+    graph.add_edge("join", "verify")
+    graph.add_edge("verify", "finalize")
+    graph.add_edge("finalize", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def studio_graph() -> Any:
+    """For LangGraph Studio / `langgraph dev` (langgraph.json): the server supplies persistence."""
+    return build_graph()

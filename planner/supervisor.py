@@ -1,0 +1,116 @@
+"""The supervisor's nodes: TCCM → RepoContext → bundle → split; join → verify → finalize."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from planner import service
+from planner.bundle.model import Bundle
+from planner.chain.work import ItemResult
+from planner.context import RunContext
+from planner.errors import PlannerError
+from planner.plan import Edit, EditError, apply_edits, unified_diff
+from planner.state import RunState
+from planner.taskmodule import resolve
+from repocontext.store import RepoContextStore, StoreError
+from subgraphs.base import reader
+
+BRANCH_KEYS = ("run_id", "task_class", "repo", "inputs", "options", "tccm", "bundle")
+
+
+def _failed(state: RunState) -> bool:
+    return state.get("status") == "failed"
+
+
+def load_tccm(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    try:
+        tccm = service.task_class(runtime.context.settings, state["task_class"])
+    except PlannerError as exc:
+        return {"status": "failed", "error": exc.message}
+    return {"tccm": tccm.model_dump(mode="json"), "status": "running"}
+
+
+def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    if _failed(state):
+        return {}
+    settings, root = runtime.context.settings, Path(state["repo"])
+    store = RepoContextStore(settings.home)
+    try:
+        from planner.bundle.view import open_view
+
+        freshness = open_view(root, store).freshness() if store.latest_path(root) else "none"
+    except StoreError:
+        freshness = "none"  # an unreadable snapshot is re-made like a missing one
+    if freshness in ("none", "stale", "dirty") and not state["options"].get("no_gather"):
+        options = {"advisories": state["options"]["advisories"]} if state["options"].get("advisories") else None
+        try:
+            context, _ = service.gather_repo(settings, root, options=options)
+        except PlannerError as exc:
+            return {"status": "failed", "error": exc.message}
+        return {"repocontext": {"gathered": True, "was": freshness, "commit": context.meta.commit}}
+    return {"repocontext": {"gathered": False, "was": freshness}}
+
+
+def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    if _failed(state):
+        return {}
+    try:
+        bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
+                                                 state["inputs"])
+    except PlannerError as exc:
+        return {"status": "failed", "error": exc.message}
+    return {"bundle": bundle.model_dump(mode="json"),
+            "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
+
+
+def split(state: RunState) -> dict[str, Any]:
+    if _failed(state):
+        return {"items": []}
+    module = resolve(state["task_class"], state["tccm"].get("subgraph"))
+    items = module.split(Bundle.model_validate(state["bundle"]), state["inputs"])
+    return {"items": [item.model_dump() for item in items]}
+
+
+def fan_out(state: RunState) -> list[Send] | str:
+    if _failed(state) or not state.get("items"):
+        return "join"
+    shared = {key: state[key] for key in BRANCH_KEYS}  # type: ignore[literal-required]
+    return [Send("work", {**shared, "item": item}) for item in state["items"]]
+
+
+def _merge(state: RunState, results: list[ItemResult]) -> str:
+    """All items' edits applied together, in item order; an item whose edits clash with earlier ones fails."""
+    accepted: list[Edit] = []
+    for result in results:
+        edits = [Edit.model_validate(e) for e in result.edits]
+        try:
+            apply_edits(reader(state["repo"]), [*accepted, *edits])
+        except EditError as exc:
+            result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
+            result.report += f"\n**Not applied**: {result.error}\n"
+            continue
+        accepted += edits
+    return unified_diff(apply_edits(reader(state["repo"]), accepted)) if accepted else ""
+
+
+def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
+    if _failed(state):
+        return "failed"
+    statuses = {r.status for r in results}
+    if "needs_llm" in statuses:
+        return "needs_llm"
+    if "failed" in statuses:
+        return "failed"
+    return "succeeded" if patch else "no_changes"
+
+
+def join(state: RunState) -> dict[str, Any]:
+    order = {item["id"]: i for i, item in enumerate(state.get("items", []))}
+    results = sorted((ItemResult.model_validate(r) for r in state.get("results", [])),
+                     key=lambda r: order.get(r.item.id, len(order)))
+    patch = _merge(state, results)
+    return {"patch": patch, "status": _status(state, results, patch), "outcomes": [r.model_dump() for r in results]}

@@ -1,0 +1,62 @@
+"""What every task subgraph starts from: check a plan's edits against the repo and write an ItemResult."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from planner.bundle.view import read_repo_file
+from planner.chain.work import ItemResult, WorkItem
+from planner.plan import EditError, Plan, apply_edits
+from planner.state import TaskState
+
+
+def reader(repo: str) -> Any:
+    root = Path(repo)
+    return lambda rel: read_repo_file(root, rel).text
+
+
+def pending_result(state: TaskState) -> ItemResult | None:
+    """The result for an item that reached no plan (needs an LLM, or the chain failed)."""
+    item = WorkItem.model_validate(state["item"])
+    if state.get("plan"):
+        return None
+    pending = state.get("pending") or "failed"
+    status = "needs_llm" if pending == "needs_llm" else "failed"
+    why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
+           "the exact prompt is saved with the run") if status == "needs_llm" else pending
+    return ItemResult(item=item, status=status, report=f"### {item.title}\n\n{why}\n", error=why,
+                      prompt=state.get("prompt"))
+
+
+def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:
+    """Apply the plan's edits in memory; a plan that no longer applies fails the item (nothing is written)."""
+    pending = pending_result(state)
+    if pending is not None:
+        return pending, None
+    item = WorkItem.model_validate(state["item"])
+    plan = Plan.model_validate(state["plan"])
+    try:
+        files = apply_edits(reader(state["repo"]), plan.edits)
+    except EditError as exc:
+        return ItemResult(item=item, status="failed", source=plan.source, plan=plan.model_dump(),
+                          error=str(exc), report=f"### {item.title}\n\nThe plan does not apply: {exc}\n"), plan
+    changed = any(before != after for before, after in files.values())
+    return ItemResult(item=item, status="succeeded" if changed else "no_changes", source=plan.source,
+                      plan=plan.model_dump(), edits=[e.model_dump() for e in plan.edits],
+                      notes=list(plan.notes)), plan
+
+
+def plan_markdown(item: WorkItem, plan: Plan) -> str:
+    lines = [f"### {item.title}", "", plan.summary, ""]
+    origin = {"recipe": f"recipe `{plan.recipe}`", "solved_example": "a solved example", "llm": "the LLM"}
+    lines.append(f"Planned by {origin.get(plan.source or '', 'unknown')}.")
+    if plan.steps:
+        lines += ["", *[f"{i}. {step}" for i, step in enumerate(plan.steps, 1)]]
+    if plan.edits:
+        lines += ["", "Files changed:", *sorted({f"- `{e.file}`" for e in plan.edits})]
+    if plan.notes:
+        lines += ["", "Notes:", *[f"- {note}" for note in plan.notes]]
+    if plan.used_entries:
+        lines += ["", "Context used: " + ", ".join(f"`{e}`" for e in plan.used_entries)]
+    return "\n".join(lines) + "\n"

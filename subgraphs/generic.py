@@ -1,0 +1,37 @@
+"""The generic subgraph: runs any task class that exists only as a TCCM (with `worker` instructions).
+
+One work item for the whole task; the plan comes from the chain (in practice
+the LLM, guided by the TCCM's `worker` text); this graph checks that its edits
+apply and writes the item's result and report section.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from planner.bundle.model import Bundle
+from planner.chain.work import WorkItem
+from planner.context import RunContext
+from planner.state import TaskState, WorkOutput
+from subgraphs.base import checked_result, plan_markdown
+
+
+def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
+    return [WorkItem(id="task", title=f"{bundle.task_class}", data={"inputs": dict(sorted(inputs.items()))})]
+
+
+def execute(state: TaskState) -> dict[str, Any]:
+    result, plan = checked_result(state)
+    if plan is not None and result.status != "failed":
+        result.report = plan_markdown(result.item, plan)
+    return {"results": [result.model_dump()]}
+
+
+def build_graph() -> Any:
+    graph = StateGraph(TaskState, context_schema=RunContext, output_schema=WorkOutput)
+    graph.add_node("execute", execute)
+    graph.add_edge(START, "execute")
+    graph.add_edge("execute", END)
+    return graph.compile()
