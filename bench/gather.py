@@ -5,28 +5,83 @@
 2. A realistic repository: real third-party source (several installed
    packages copied from site-packages into a git repo, with their real
    pyproject/requirements/Dockerfile added), full and incremental.
-Run: python bench/gather.py
+
+Each figure is `service.gather_repo` end to end; the breakdown under it splits
+that into index + secret scan ("files"), each probe, the final model
+("assemble"), writing the snapshot and probe cache ("save") and warming the
+hot views ("hot views"). The tokenizer is loaded once up front, as a
+long-lived process would (its first load is reported separately).
+Run: python bench/gather.py [--files N] [--rounds N] [--only synthetic|realistic]
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import synthetic
 
-from planner import service
+from planner import service, tokens
 from planner.config import Settings
+from repocontext.store import RepoContextStore
 
 REAL_PACKAGES = ("langchain_core", "langgraph", "pydantic", "rich", "typer", "yaml", "packaging", "redis")
+
+
+class Phases:
+    """Wall time per phase of one gather_repo call, from the progress callback and a few wrappers."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = defaultdict(float)
+        self._step: str | None = None
+        self._since = 0.0
+
+    def progress(self, step: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if self._step is not None:
+            self.times[self._step] += now - self._since
+        self._step, self._since = ("assemble" if step == "done" else step), now
+
+    def close(self) -> None:
+        """End the open phase (the last one runs until the gather returns, i.e. until `save` starts)."""
+        if self._step is not None:
+            self.times[self._step] += time.perf_counter() - self._since
+            self._step = None
+
+    def wrap(self, name: str, func: Callable[..., Any], closes: bool = False) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if closes:
+                self.close()
+            started = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.times[name] += time.perf_counter() - started
+        return timed
+
+
+PHASES = Phases()
+
+
+def _instrument() -> None:
+    """Time the store and the hot views around the gather (bench only; the code under test is unchanged)."""
+    service.warm_hot_views = PHASES.wrap("hot views", service.warm_hot_views)
+    RepoContextStore.save = PHASES.wrap("save", RepoContextStore.save, closes=True)
+    RepoContextStore.save_cache = PHASES.wrap("save", RepoContextStore.save_cache)
+    RepoContextStore.load_raw = PHASES.wrap("load", RepoContextStore.load_raw)
+    RepoContextStore.load_cache = PHASES.wrap("load", RepoContextStore.load_cache)
 
 
 def _settings(home: Path) -> Settings:
@@ -42,21 +97,35 @@ def _touch(repo: Path, count: int, round_: int) -> None:
     synthetic.git(repo, "commit", "-q", "-m", f"touch {count} files ({round_})")
 
 
-def measure(name: str, repo: Path, home: Path) -> None:
-    settings = _settings(home)
+def _timed_gather(settings: Settings, repo: Path) -> tuple[Any, float, dict[str, float]]:
+    PHASES.times.clear()
     started = time.perf_counter()
-    context, _ = service.gather_repo(settings, repo)
-    full = time.perf_counter() - started
+    context, _ = service.gather_repo(settings, repo, progress=PHASES.progress)
+    elapsed = time.perf_counter() - started
+    PHASES.close()
+    return context, elapsed, dict(PHASES.times)
+
+
+def _breakdown(phases: list[dict[str, float]]) -> str:
+    names = list(dict.fromkeys(n for p in phases for n in p))
+    return ", ".join(f"{n} {statistics.median(p.get(n, 0.0) for p in phases) * 1000:.0f}" for n in names)
+
+
+def measure(name: str, repo: Path, home: Path, rounds: int) -> None:
+    settings = _settings(home)
+    context, full, phases = _timed_gather(settings, repo)
     print(f"{name}: {len(context.files)} files, full gather {full:.2f} s = {len(context.files) / full:,.0f} files/s")
-    samples = []
-    for round_ in range(5):
+    print(f"  full, ms: {_breakdown([phases])}")
+    samples, breakdowns = [], []
+    for round_ in range(rounds):
         _touch(repo, 10, round_)
-        started = time.perf_counter()
-        context, _ = service.gather_repo(settings, repo)
-        samples.append((time.perf_counter() - started) * 1000)
+        context, elapsed, phases = _timed_gather(settings, repo)
+        samples.append(elapsed * 1000)
+        breakdowns.append(phases)
     reused = sorted(n for n, r in context.meta.probes.items() if r.reused)
     print(f"{name}: incremental re-gather after a 10-file commit: median {statistics.median(samples):.0f} ms "
           f"(min {min(samples):.0f}, max {max(samples):.0f}; probes reused: {', '.join(reused) or 'none'})")
+    print(f"  incremental, median ms: {_breakdown(breakdowns)}")
 
 
 def realistic(root: Path) -> Path:
@@ -75,10 +144,21 @@ def realistic(root: Path) -> Path:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=10_000, help="size of the synthetic repository")
+    parser.add_argument("--rounds", type=int, default=5, help="incremental re-gathers per repository")
+    parser.add_argument("--only", choices=("synthetic", "realistic"))
+    args = parser.parse_args()
+    started = time.perf_counter()
+    tokens.encoding()
+    print(f"tokenizer load (once per process, not in the figures): {(time.perf_counter() - started) * 1000:.0f} ms")
+    _instrument()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        measure("synthetic", synthetic.build(base / "synthetic", files=10_000), base / "home1")
-        measure("realistic", realistic(base / "realistic"), base / "home2")
+        if args.only in (None, "synthetic"):
+            measure("synthetic", synthetic.build(base / "synthetic", files=args.files), base / "home1", args.rounds)
+        if args.only in (None, "realistic"):
+            measure("realistic", realistic(base / "realistic"), base / "home2", args.rounds)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
                          on_event=on_event or (lambda kind, data: None))
     context.on_event("run", {"run_id": run_id})
     state = {"run_id": run_id, "task_class": task_class, "repo": str(root), "inputs": dict(inputs),
-             "options": options, "results": [], "stages": [], "requests": [], "llm_calls": []}
+             "options": options, "results": [], "stages": [], "requests": [], "llm_calls": [], "bundles": []}
     return _stream(build_graph(runs.checkpointer()), state, run_id, context, runs)
 
 

@@ -85,6 +85,7 @@ def _record(state: RunState, runtime: Runtime[RunContext]) -> ProvenanceRecord:
         mode=bundle.mode, inputs=dict(sorted(state["inputs"].items())), entries=entries, totals=bundle.totals,
         bundle_sha256=bundle.sha256, stages=[StageRecord(**s) for s in state.get("stages", [])],
         requests=list(state.get("requests", [])), llm_calls=list(state.get("llm_calls", [])),
+        item_bundles=sorted(state.get("bundles", []), key=lambda b: b["item"]),
     )
 
 

@@ -4,7 +4,7 @@
 
 `work` is itself a graph, one branch per work item (fanned out with Send):
 
-    recipe_match ─(plan)─────────────────────────────▶ execute
+    scope_bundle → recipe_match ─(plan)──────────────▶ execute
         └─(none)▶ solved_example_rag ─(plan)─────────▶ execute
                       └─(none)▶ llm_fallback ────────▶ execute
 
@@ -33,18 +33,20 @@ def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     """Hand the item to its task class's compiled subgraph."""
     graph = resolve(state["task_class"], state["tccm"].get("subgraph")).graph()
     # Accumulated lists stay out of the input, so the subgraph's output holds only what it adds.
-    fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls")}
+    fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls", "bundles")}
     output = graph.invoke(fresh, context=runtime.context)
     return {"results": output.get("results", []), "requests": output.get("requests", [])}
 
 
 def build_work_graph() -> Any:
     graph = StateGraph(WorkState, context_schema=RunContext, output_schema=WorkOutput)
+    graph.add_node("scope_bundle", stages.scope_bundle)
     graph.add_node("recipe_match", stages.recipe_match)
     graph.add_node("solved_example_rag", stages.solved_example_rag)
     graph.add_node("llm_fallback", stages.llm_fallback)
     graph.add_node("execute", execute)
-    graph.add_edge(START, "recipe_match")
+    graph.add_edge(START, "scope_bundle")
+    graph.add_edge("scope_bundle", "recipe_match")
     graph.add_conditional_edges("recipe_match", _has_plan("solved_example_rag"), ["execute", "solved_example_rag"])
     graph.add_conditional_edges("solved_example_rag", _has_plan("llm_fallback"), ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")

@@ -68,13 +68,22 @@ class ProvenanceRecord(BaseModel):
     entries: list[BundleEntry]
     totals: Totals
     bundle_sha256: str
+    hot_views: str | None = None  # what the hot views did: "hit: bundle", slice hits, "unavailable (why)", "off"
     stages: list[StageRecord] = Field(default_factory=list)
     requests: list[dict[str, Any]] = Field(default_factory=list)
     llm_calls: list[dict[str, Any]] = Field(default_factory=list)
+    item_bundles: list[dict[str, Any]] = Field(default_factory=list)  # bundles rebuilt per work item
 
-    def stable_dict(self) -> dict[str, Any]:
-        """The record without its volatile fields: equal for equal builds."""
-        return self.model_dump(mode="json", exclude=set(VOLATILE))
+    def stable_dict(self, hot_views: bool = True) -> dict[str, Any]:
+        """The record without its volatile fields: equal for equal builds. With hot_views=False, also
+        without what only hot views change (`hot_views`, and `source: hot_view` mapped back to its origin)."""
+        data = self.model_dump(mode="json", exclude=set(VOLATILE))
+        if not hot_views:
+            data.pop("hot_views", None)
+            for entry in data["entries"]:
+                if entry["source"] == "hot_view":
+                    entry["source"] = "repocontext" if entry["kind"] == "key" else "filesystem"
+        return data
 
 
 def new_id() -> str:
@@ -82,7 +91,7 @@ def new_id() -> str:
 
 
 def record_for(bundle: Bundle, tccm: TCCM, view: RepoView, kind: Literal["bundle", "run"] = "bundle",
-               run_id: str | None = None) -> ProvenanceRecord:
+               run_id: str | None = None, hot_views: str | None = None) -> ProvenanceRecord:
     meta = (view.context or {}).get("meta", {})
     return ProvenanceRecord(
         id=run_id or new_id(), kind=kind, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -93,7 +102,7 @@ def record_for(bundle: Bundle, tccm: TCCM, view: RepoView, kind: Literal["bundle
                                    gathered_at=meta.get("gathered_at"), freshness=view.freshness(),
                                    dirty=meta.get("dirty")),
         mode=bundle.mode, inputs=dict(sorted(bundle.inputs.items())), entries=bundle.entries, totals=bundle.totals,
-        bundle_sha256=bundle.sha256,
+        bundle_sha256=bundle.sha256, hot_views=hot_views,
     )
 
 

@@ -6,9 +6,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from planner.bundle import Bundle, build, open_view
+from planner.bundle import Bundle
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.hotviews import bundles as hot_views
+from planner.hotviews import tccms
 from planner.provenance import ProvenanceRecord, ProvenanceStore, record_for
 from planner.tccm import TCCM, Registry
 from repocontext.gather import GatherError, Progress, gather
@@ -21,7 +23,7 @@ def registry(settings: Settings) -> Registry:
 
 
 def task_class(settings: Settings, name: str) -> TCCM:
-    return registry(settings).get(name)
+    return tccms.resolve(settings, name)  # registry(settings).get(name), parsed once while the files are unchanged
 
 
 def repo_root(path: Path) -> Path:
@@ -48,24 +50,34 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
         context = gather(root, previous=previous, options=opts, progress=progress, cache=cache)
         path = store.save(context)
         store.save_cache(root, cache)
-        return context, path
     except GatherError as exc:
         raise PlannerError(str(exc)) from None
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
+    warm_hot_views(settings, root)
+    return context, path
+
+
+def warm_hot_views(settings: Settings, root: Path) -> str | None:
+    """Refresh the hot views after a gather (so the git hooks keep them fresh). Never fails the gather:
+    returns why it could not warm, or None."""
+    try:
+        report = hot_views.warm(settings, root)
+    except (PlannerError, StoreError) as exc:
+        return str(exc)
+    return report.error
 
 
 def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str]) -> tuple[Bundle, TCCM,
                                                                                                  ProvenanceRecord]:
-    """Build the bundle `name` would get for `repo`, without recording it."""
+    """Build the bundle `name` would get for `repo` (hot views first), without recording it."""
     tccm = task_class(settings, name)
     root = repo_root(repo)
     try:
-        view = open_view(root, RepoContextStore(settings.home))
+        bundle, view, hot = hot_views.build_bundle(settings, tccm, root, inputs)
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
-    bundle = build(tccm, view, inputs)
-    return bundle, tccm, record_for(bundle, tccm, view)
+    return bundle, tccm, record_for(bundle, tccm, view, hot_views=hot)
 
 
 def record(settings: Settings, provenance: ProvenanceRecord) -> Path:

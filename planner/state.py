@@ -28,6 +28,7 @@ class RunState(TypedDict, total=False):
     stages: Annotated[list[Record], operator.add]  # chain stage outcomes, for provenance
     requests: Annotated[list[Record], operator.add]  # may_read requests and their outcomes
     llm_calls: Annotated[list[Record], operator.add]  # the cost ledger
+    bundles: Annotated[list[Record], operator.add]  # per-item bundles (inputs narrowed), for provenance
     outcomes: list[Record]  # the joined results, in item order, after merging edits
     patch: str
     report: str
@@ -53,6 +54,7 @@ class WorkState(TypedDict, total=False):
     stages: Annotated[list[Record], operator.add]
     requests: Annotated[list[Record], operator.add]
     llm_calls: Annotated[list[Record], operator.add]
+    bundles: Annotated[list[Record], operator.add]
 
 
 class WorkOutput(TypedDict, total=False):
@@ -62,6 +64,7 @@ class WorkOutput(TypedDict, total=False):
     stages: Annotated[list[Record], operator.add]
     requests: Annotated[list[Record], operator.add]
     llm_calls: Annotated[list[Record], operator.add]
+    bundles: Annotated[list[Record], operator.add]
 
 
 class TaskState(TypedDict, total=False):

@@ -41,12 +41,32 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+CHARS_PER_TOKEN_BOUND = 16  # cl100k rarely packs more characters than this into one token
+
+
+def count_upto(text: str, limit: int) -> tuple[int, bool]:
+    """(tokens, exact). Texts far beyond `limit` are counted on a prefix and scaled (exact=False):
+    encoding a multi-megabyte slice only to cut it to a few thousand tokens is wasted work."""
+    window = limit * CHARS_PER_TOKEN_BOUND
+    if len(text) <= window:
+        return count(text), True
+    prefix = count(text[:window])
+    if prefix <= limit:  # unusually dense text: count it all
+        return count(text), True
+    return round(prefix * len(text) / window), False
+
+
 def truncate(text: str, limit: int) -> str:
-    """The longest prefix of `text` that is at most `limit` tokens."""
+    """The longest prefix of `text` that is at most `limit` tokens (the text itself when it fits)."""
     enc = encoding()
-    tokens = enc.encode_ordinary(text)
+    window = text[: (limit + 1) * CHARS_PER_TOKEN_BOUND]  # enough characters for limit + 1 tokens
+    tokens = enc.encode_ordinary(window)
     if len(tokens) <= limit:
-        return text
+        if len(window) == len(text):
+            return text
+        tokens = enc.encode_ordinary(text)  # unusually dense text: work on all of it
+        if len(tokens) <= limit:
+            return text
     cut = max(limit, 0)
     while True:
         prefix = enc.decode(tokens[:cut])

@@ -11,6 +11,7 @@ content: they report problems as diagnostics.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +36,15 @@ class ProbeContext:
 
     def __post_init__(self) -> None:
         self._by_path = {f.path: f for f in self.files}
+        self._index = globs.PathIndex([f.path for f in self.files])
+        self._real_root = os.path.realpath(self.root)
 
     def matching(self, patterns: Sequence[str]) -> list[FileRecord]:
-        compiled = [globs.matcher(p) for p in patterns]
-        return [f for f in self.files if any(c.match(f.path) for c in compiled)]
+        """Indexed files matching any pattern, in index order (each pattern uses the base-name index)."""
+        hits: set[str] = set()
+        for pattern in patterns:
+            hits.update(self._index.match(pattern))
+        return [f for f in self.files if f.path in hits]
 
     def record(self, path: str) -> FileRecord | None:
         return self._by_path.get(path)
@@ -51,11 +57,12 @@ class ProbeContext:
         """
         if path not in self._by_path or path_rule(path):
             return None
-        full = (self.root / path)
+        # Indexed paths never pass through a symlinked directory (the index does not follow links),
+        # so refusing a symlink at the last component (O_NOFOLLOW) keeps reads inside the repo.
         try:
-            if full.is_symlink() or not full.resolve().is_relative_to(self.root.resolve()):
-                return None
-            data = full.read_bytes()[: MAX_READ_BYTES + 1]
+            fd = os.open(os.path.join(self._real_root, path), os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read(MAX_READ_BYTES + 1)
         except OSError:
             return None
         if len(data) > MAX_READ_BYTES or b"\0" in data[:8192]:

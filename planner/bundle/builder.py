@@ -25,6 +25,7 @@ from planner.bundle import keys, render
 from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import BudgetError
+from planner.hotviews.model import SliceSource
 from planner.tccm.model import TCCM, Entry
 
 
@@ -34,6 +35,7 @@ class _Item:
     body: str | None = None  # for keys: the rendered slice, known up front
     value: Any = None  # for keys: the resolved slice itself
     loaded: str | None = None  # for files: the text as it went into the bundle
+    tokens: int | None = None  # for hot-view keys: tokens of the untruncated block, counted when warmed
 
 
 @dataclass
@@ -41,6 +43,7 @@ class _State:
     tccm: TCCM
     view: RepoView
     inputs: Mapping[str, str]
+    hot: SliceSource | None = None
     used_tokens: int = 0
     used_files: int = 0
     seen: dict[str, str] = field(default_factory=dict)  # target -> id of the first entry that loaded it
@@ -83,6 +86,14 @@ def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_I
         yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="key", target=key,  # type: ignore[arg-type]
                                 status="missing", detail="no RepoContext for this repository (bootstrap mode)"))
         return
+    hot = state.hot.get(key, state.inputs) if state.hot is not None else None
+    if hot is not None:  # a pre-rendered slice: the same key, notes and body a resolve+render would give
+        yield _Item(
+            BundleEntry(**base, id=_id(band, index, hot.key), kind="key", target=hot.key,  # type: ignore[arg-type]
+                        status="included", source="hot_view", detail="; ".join(hot.notes) or None),
+            body=hot.body, value=hot.value, tokens=hot.tokens.get(_id(band, index, hot.key)),
+        )
+        return
     resolved = keys.resolve(state.view.context, key, state.inputs)
     notes = "; ".join(resolved.notes) or None
     if not resolved.found:
@@ -109,8 +120,14 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
         body = result.text
     item.loaded = body
     text = render.block(entry.id, body)
-    size = tokens.count(text)
     limit = state.tccm.budget.per_file_max_tokens
+    exact = True
+    if item.tokens is not None:
+        size = item.tokens
+    else:
+        size, exact = tokens.count_upto(text, limit)
+    if not exact:
+        entry.detail = "; ".join(x for x in (entry.detail, "full size estimated from a prefix") if x)
     if size <= limit:
         return text, size
     entry.status, entry.tokens_needed = "truncated", size
@@ -194,16 +211,18 @@ def _list_may(state: _State) -> None:
                 continue
             item.entry.status, item.entry.source = "listed", "none"
             if item.body is not None:
-                item.entry.tokens_needed = tokens.count(render.block(item.entry.id, item.body))
+                item.entry.tokens_needed = (item.tokens if item.tokens is not None
+                                            else tokens.count(render.block(item.entry.id, item.body)))
             else:  # not read: ~4 bytes per token, header included
                 size = state.view.sizes.get(item.entry.target, 0) + len(render.block_header(item.entry.id)) + 1
                 item.entry.tokens_needed = -(-size // 4)
                 item.entry.detail = "estimated from file size"
 
 
-def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> Bundle:
+def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None = None) -> Bundle:
+    """The bundle; `hot` (optional) serves pre-rendered key slices before the RepoContext is asked."""
     header = render.bundle_header(tccm.task_class, tccm.version, view.mode, inputs)
-    state = _State(tccm=tccm, view=view, inputs=inputs, used_tokens=tokens.count(header))
+    state = _State(tccm=tccm, view=view, inputs=inputs, hot=hot, used_tokens=tokens.count(header))
     header_tokens = state.used_tokens
     _load_must(state)
     if view.mode == "bootstrap":

@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.request import request
 from planner.bundle.view import open_view
@@ -41,6 +42,21 @@ def _problem(plan: Plan, repo: str) -> str | None:
 def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
     """The text a solved example is filed and found under."""
     return f"{task_class}\n{item.title}\n{json.dumps(item.data, sort_keys=True)}\n{bundle.text}"
+
+
+def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Rebuild the bundle with the item's narrowed inputs (e.g. package=requests), so every
+    `${inputs.x}` key is scoped to this item instead of the whole repository."""
+    item = WorkItem.model_validate(state["item"])
+    inputs = {**state["inputs"], **item.inputs}
+    if inputs == state["inputs"]:
+        return {}
+    bundle, _, _ = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]), inputs)
+    summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
+               "entries": [e.model_dump() for e in bundle.entries]}
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
+    return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
+        item, "scope_bundle", "rebuilt", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
 
 
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ class WorkItem(BaseModel):
     id: str
     title: str
     data: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, str] = Field(default_factory=dict)  # run inputs narrowed for this item (its own bundle)
 
 
 class ItemResult(BaseModel):

@@ -42,6 +42,14 @@ def print_record(record: ProvenanceRecord) -> None:
     console.print(f"TCCM {record.tccm.path} (sha256 {record.tccm.sha256[:12]})")
     console.print(f"RepoContext: {repo.commit or 'none'} gathered {repo.gathered_at or '-'} ({repo.freshness})")
     console.print(entries_table(record))
+    for stage in record.stages:
+        console.print(f"stage {stage.stage} [{getattr(stage, 'item', '-')}]: {stage.outcome} — {stage.reason}")
+    for req in record.requests:
+        console.print(f"request {req.get('entry')} by {req.get('by')}: {req.get('outcome')} "
+                      f"({req.get('tokens', 0)} tokens)")
+    for call in record.llm_calls:
+        console.print(f"llm {call.get('model')}: {call.get('tokens_in')} in / {call.get('tokens_out')} out, "
+                      f"cost {call.get('cost_usd') if call.get('cost_usd') is not None else 'unknown'}")
     totals = record.totals
     console.print(
         f"total: {totals.tokens}/{totals.max_tokens} tokens, {totals.files}/{totals.max_files} files "

@@ -1,43 +1,92 @@
-"""`planner runs list` and `planner provenance ID`."""
+"""`planner runs list | show | resume` and `planner provenance ID`."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from planner.chain.llm import init_model
 from planner.cli.bundle import print_record
+from planner.cli.dispatch import exit_for, live, report
 from planner.cli.output import console, emit_json
 from planner.config import Settings
+from planner.dispatch import final_state, resume
+from planner.errors import PlannerError
 from planner.provenance import ProvenanceStore
+from planner.runs import RunStore
 
-app = typer.Typer(help="Recorded bundle builds and runs.", no_args_is_help=True)
+app = typer.Typer(help="Dispatched runs and recorded bundle builds.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RunArg = Annotated[str, typer.Argument(help="A run id (or unique prefix) from `planner runs list`.")]
+
+
+def _rows(settings: Settings) -> list[dict[str, Any]]:
+    """Dispatched runs (with live status) and bundle builds, oldest first."""
+    runs = [{"id": r["id"], "kind": "run", "task_class": r["task_class"], "status": r["status"],
+             "repo": r["repo"], "created_at": r["created_at"]} for r in RunStore(settings.home).list()]
+    known = {r["id"] for r in runs}
+    bundles = [{k: row.get(k) for k in ("id", "kind", "task_class", "status", "repo", "created_at")}
+               for row in ProvenanceStore(settings.home).list() if row["id"] not in known]
+    return sorted(runs + bundles, key=lambda r: (r["created_at"], r["id"]))
 
 
 @app.command("list")
 def list_command(as_json: JsonOpt = False) -> None:
-    """Every recorded bundle build and run, oldest first."""
-    rows = ProvenanceStore(Settings.from_env().home).list()
+    """Every dispatched run and recorded bundle build, oldest first."""
+    rows = _rows(Settings.from_env())
     if as_json:
         emit_json(rows)
         return
     if not rows:
-        console.print("no runs recorded yet (try `planner bundle TASK_CLASS --repo PATH`)")
+        console.print("nothing recorded yet (try `planner dispatch TASK_CLASS --repo PATH`)")
         return
-    table = Table("id", "kind", "task class", "status", "mode", "tokens", "repo", "created")
+    table = Table("id", "kind", "task class", "status", "repo", "created")
     for row in rows:
-        table.add_row(row["id"], row["kind"], row["task_class"], row["status"], row["mode"],
-                      f"{row['tokens']}/{row['max_tokens']}", row["repo"], row["created_at"])
+        table.add_row(row["id"], row["kind"], row["task_class"], row["status"], row["repo"], row["created_at"])
     console.print(table)
 
 
-def provenance_command(
-    record_id: Annotated[str, typer.Argument(help="A record id (or unique prefix) from `planner runs list`.")],
+@app.command("show")
+def show_command(run_id: RunArg, as_json: JsonOpt = False) -> None:
+    """A run's status, report and patch (or a bundle build's provenance)."""
+    settings = Settings.from_env()
+    try:
+        state = final_state(settings, run_id)
+    except PlannerError:  # not a dispatched run: maybe a bundle build
+        provenance_command(run_id, as_json)
+        return
+    if as_json:
+        emit_json({"run": state["run"], "status": state.get("status"), "artifacts": state.get("artifacts"),
+                   "patch": state.get("patch", ""), "report": state.get("report", ""),
+                   "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", [])})
+        return
+    run = state["run"]
+    console.print(f"run {run['id']}  {run['task_class']}  {run['status']}  repo {run['repo']}")
+    sys.stdout.write((state.get("report") or "(no report yet: the run has not finished)") + "\n")
+
+
+@app.command("resume")
+def resume_command(
+    run_id: RunArg,
+    model: Annotated[str | None, typer.Option(help="LangChain chat model provider:name for the LLM stage.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the provenance record of one bundle build or run."""
+    """Continue an interrupted or failed run from its last checkpoint."""
+    settings = Settings.from_env()
+    spec = model or settings.model
+    state = resume(settings, run_id, init_model(spec) if spec else None, spec, live(as_json))
+    report(state, as_json)
+    exit_for(state)
+
+
+def provenance_command(
+    record_id: Annotated[str, typer.Argument(help="A run or bundle-build id (or unique prefix).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the provenance record of one bundle build or finished run."""
     record = ProvenanceStore(Settings.from_env().home).get(record_id)
     if as_json:
         emit_json(record.model_dump(mode="json"))

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from repocontext.probe import Probe
 from repocontext.probes.build import BuildProbe
+from repocontext.probes.call_sites import CallSitesProbe
 from repocontext.probes.containers import ContainersProbe
+from repocontext.probes.conventions import ConventionsProbe
 from repocontext.probes.dependencies import DependenciesProbe
 from repocontext.probes.languages import LanguagesProbe
+from repocontext.probes.tests import TestsProbe
 from repocontext.probes.vulnerabilities import VulnerabilitiesProbe
 
 ALL_PROBES: tuple[Probe, ...] = (
@@ -19,5 +22,8 @@ ALL_PROBES: tuple[Probe, ...] = (
     BuildProbe(),
     DependenciesProbe(),
     VulnerabilitiesProbe(),
+    CallSitesProbe(),
+    TestsProbe(),
+    ConventionsProbe(),
     ContainersProbe(),
 )

@@ -1,0 +1,1 @@
+"""Per-language scanners for imports and their uses (Python via `ast`; JS/TS and Go via tree-sitter)."""

@@ -1,0 +1,70 @@
+"""Tree-sitter parsers and queries for JavaScript, TypeScript and Go, built once per process.
+
+The grammars come from the `tree-sitter-javascript`, `tree-sitter-typescript`
+and `tree-sitter-go` wheels (compiled, no download at run time).
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+
+import tree_sitter
+import tree_sitter_go
+import tree_sitter_javascript
+import tree_sitter_typescript
+
+Node = tree_sitter.Node
+
+
+@cache
+def language(name: str) -> tree_sitter.Language:
+    """`name` is "javascript", "typescript", "tsx" or "go"."""
+    raw = {
+        "javascript": tree_sitter_javascript.language,
+        "typescript": tree_sitter_typescript.language_typescript,
+        "tsx": tree_sitter_typescript.language_tsx,
+        "go": tree_sitter_go.language,
+    }[name]()
+    return tree_sitter.Language(raw)
+
+
+@cache
+def parser(name: str) -> tree_sitter.Parser:
+    return tree_sitter.Parser(language(name))
+
+
+@lru_cache(maxsize=64)
+def query(name: str, source: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(name), source)
+
+
+def parse(name: str, text: str) -> tree_sitter.Tree:
+    return parser(name).parse(text.encode("utf-8"))
+
+
+def captures(name: str, source: str, node: Node) -> dict[str, list[Node]]:
+    """Captures of a (cached) query under `node`, each list in document order."""
+    found = tree_sitter.QueryCursor(query(name, source)).captures(node)
+    return {key: sorted(nodes, key=lambda n: n.start_byte) for key, nodes in found.items()}
+
+
+def matches(name: str, source: str, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    return tree_sitter.QueryCursor(query(name, source)).matches(node)
+
+
+def names_query(node_type: str, names: list[str]) -> str:
+    """A query for nodes of `node_type` whose text is one of `names` (identifiers: no quoting needed)."""
+    quoted = " ".join(f'"{n}"' for n in sorted(set(names)))
+    return f"(({node_type}) @id (#any-of? @id {quoted}))"
+
+
+def text(node: Node | None) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
+
+
+def string_value(node: Node | None) -> str | None:
+    """The value of a plain string literal node ('x', "x", `x` without substitutions)."""
+    raw = text(node)
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"`" and "${" not in raw:
+        return raw[1:-1]
+    return None

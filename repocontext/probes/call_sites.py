@@ -1,0 +1,249 @@
+"""Call sites of imported modules in Python, JavaScript/TypeScript and Go sources.
+
+The section maps a module to where it is imported and used:
+`call_sites.yaml.sites[*]` = {file, line (1-based), col (0-based byte offset),
+symbol ("yaml.safe_load"), kind ("import" | "use")}. Groups are keyed by
+top-level import name (Python), npm package name (JS/TS) or Go module path;
+a Python name provided by a known distribution below top level
+(`google.protobuf`) gets its own group. Left out: the Python standard
+library, Node builtins, the Go standard library, relative / path-alias JS
+imports, and minified bundles (`*.min.js`). The repository's own modules are
+kept, marked `first_party`: Python packages and root-level (or src/lib-level)
+modules, directories of loose scripts unless a declared dependency provides
+that name (a `docker/` folder must not hide the `docker` SDK), npm package.json
+names, go.mod module paths.
+`aliases` lists the distributions that provide a module, so a TCCM key
+`call_sites.PyYAML` can find the `yaml` group (see `callsites.common.lookup`).
+A module name used by two ecosystems (npm `yaml` and PyPI `yaml`) is one group.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import PurePosixPath
+from typing import Any
+
+from repocontext.callsites import go, js
+from repocontext.callsites.common import (
+    SOURCE_ROOTS,
+    FileScan,
+    RawSite,
+    package_dirs,
+    python_module_name,
+    python_package,
+    resolve_scan,
+)
+from repocontext.callsites.distributions import Providers
+from repocontext.callsites.python import scan_python
+from repocontext.callsites.testfiles import JS_SUFFIXES
+from repocontext.model import Diagnostic, FileRecord
+from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
+
+PY_GLOBS = ("**/*.py",)
+JS_GLOBS = ("**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx", "**/*.ts", "**/*.tsx")
+GO_GLOBS = ("**/*.go",)
+SOURCE_GLOBS = PY_GLOBS + JS_GLOBS + GO_GLOBS
+
+
+def language_of(path: str) -> str | None:
+    """The scanner for a path; None for minified bundles (vendored build output, not source)."""
+    if path.endswith((".min.js", ".min.mjs", ".min.cjs")):
+        return None
+    if path.endswith(".py"):
+        return "python"
+    if path.endswith(JS_SUFFIXES):
+        return "js"
+    return "go" if path.endswith(".go") else None
+
+
+class RepoLayout:
+    """What is first-party: Python top-level names, npm workspace names, Go module paths."""
+
+    def __init__(self, py_paths: list[str], npm_names: set[str], go_modules: dict[str, str]) -> None:
+        self.packages = package_dirs(py_paths)
+        self.py_modules = {p: python_module_name(p, self.packages) for p in py_paths}
+        # Packages and root-level modules are surely ours; a plain directory of scripts (`docker/`,
+        # `scripts/`) only is when no declared dependency has that import name.
+        self.py_top: set[str] = set()
+        self.py_top_weak: set[str] = set()
+        for path, module in self.py_modules.items():
+            if not module:
+                continue
+            parent = str(PurePosixPath(path).parent)
+            strong = parent in self.packages or parent in (".", *SOURCE_ROOTS)
+            (self.py_top if strong else self.py_top_weak).add(module.partition(".")[0])
+        self.npm_names = npm_names
+        self.go_modules = go_modules  # directory of a go.mod → its module path
+
+    @classmethod
+    def from_results(cls, results: Mapping[str, Any]) -> RepoLayout:
+        """Built from per-file results: every .py path, and what `analyze_manifest` found."""
+        py = [p for p in results if p.endswith(".py")]
+        npm = {r["npm_name"] for r in results.values() if isinstance(r, dict) and r.get("npm_name")}
+        go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in results.items()
+                   if isinstance(r, dict) and r.get("go_module")}
+        return cls(py, npm, go_mods)
+
+    def package_of(self, path: str) -> str | None:
+        return python_package(path, self.py_modules.get(path))
+
+
+def analyze_manifest(ctx: ProbeContext, path: str) -> dict[str, Any] | None:
+    """package.json: its name and whether it mentions vitest; go.mod: its module path; else None."""
+    name = path.rpartition("/")[2]
+    if name not in ("package.json", "go.mod"):
+        return None
+    text = ctx.read_text(path) or ""
+    if name == "go.mod":
+        return {"go_module": go.module_path(text)}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    npm_name = data.get("name") if isinstance(data, dict) else None
+    return {"npm_name": npm_name if isinstance(npm_name, str) and npm_name else None, "vitest": '"vitest"' in text}
+
+
+def scan_source(path: str, text: str) -> FileScan:
+    """Parse one source file with the scanner for its language (Python relative imports left relative)."""
+    language = language_of(path)
+    if language == "python":
+        return scan_python(text)
+    if language == "js":
+        return js.scan_js(text, js.grammar_for(path))
+    return go.scan_go(text) if language == "go" else FileScan()
+
+
+def scanned(path: str, result: Any, layout: RepoLayout) -> FileScan | None:
+    """A cached per-file result back as a FileScan, Python relative names resolved; None if not a scan."""
+    if not isinstance(result, Mapping) or "sites" not in result:
+        return None
+    scan = FileScan.from_json(result)
+    return resolve_scan(scan, layout.package_of(path)) if path.endswith(".py") else scan
+
+
+def go_dependencies(dependencies: Mapping[str, Any] | None) -> list[str]:
+    found = set()
+    for records in (dependencies or {}).values():
+        for record in records if isinstance(records, list) else ():
+            if isinstance(record, Mapping) and record.get("ecosystem") == "Go" and record.get("name"):
+                found.add(str(record["name"]))
+    return sorted(found)
+
+
+class Grouper:
+    """Decides the group of each raw site (or that it is left out) and collects the groups."""
+
+    def __init__(self, layout: RepoLayout, dependencies: Mapping[str, Any] | None) -> None:
+        self.layout = layout
+        self.providers = Providers(dependencies)
+        self.go_known = go_dependencies(dependencies) + sorted(layout.go_modules.values())
+        self.groups: dict[str, dict[str, Any]] = {}
+        self._memo: dict[tuple[str, str], tuple[str, bool, list[str]] | None] = {}
+
+    def key(self, language: str, site: RawSite) -> tuple[str, bool, list[str]] | None:
+        """(group key, first party, aliases), or None when the site is left out; memoised per module."""
+        if language == "python":
+            top = site.symbol.partition(".")[0]
+            ident = site.symbol if top in self.providers.namespace_roots else top
+        else:
+            ident = site.module
+        memo = (language, ident)
+        if memo not in self._memo:
+            self._memo[memo] = self._classify(language, ident)
+        return self._memo[memo]
+
+    def _classify(self, language: str, ident: str) -> tuple[str, bool, list[str]] | None:
+        if language == "python":
+            top = ident.partition(".")[0]
+            if top in sys.stdlib_module_names:
+                return None
+            if top in self.layout.py_top or (top in self.layout.py_top_weak and not self.providers.is_declared(top)):
+                return top, True, []
+            key = self.providers.group_key(ident)
+            return key, False, self.providers.providers(key)
+        if language == "js":
+            name = js.package_name(ident)
+            if name is None:
+                return None
+            first = name in self.layout.npm_names
+            return name, first, [] if first else [name]
+        if go.is_std(ident):
+            return None
+        module = go.module_of(ident, self.go_known)
+        first = module in self.layout.go_modules.values()
+        return module, first, [] if first else [module]
+
+    def add(self, path: str, language: str, sites: list[RawSite]) -> None:
+        for site in sites:
+            found = self.key(language, site)
+            if found is None:
+                continue
+            key, first_party, aliases = found
+            group = self.groups.get(key)
+            if group is None:
+                group = self.groups[key] = {"module": key, "aliases": set(), "first_party": first_party, "sites": []}
+            group["aliases"].update(aliases)
+            group["sites"].append({"file": path, "line": site.line, "col": site.col, "symbol": site.symbol,
+                                   "kind": site.kind})
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for key in sorted(self.groups):
+            group = self.groups[key]
+            group["aliases"] = sorted(group["aliases"])
+            group["sites"].sort(key=lambda s: (s["file"], s["line"], s["col"], s["kind"], s["symbol"]))
+            out[key] = group
+        return out
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC: parse trees are acyclic, and collections over the growing result dominate otherwise."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class CallSitesProbe(PerFileProbe):
+    name = "call_sites"
+    version = "1"
+    applies_to_tasks = ("vulnerability-remediation",)
+    # package.json names and go.mod module paths decide what is first-party.
+    inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod")
+    requires = ("dependencies",)
+    produces = ("call_sites",)
+
+    def run_cached(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> tuple[ProbeOutput, dict[str, Any]]:
+        with gc_paused():
+            return super().run_cached(ctx, cache)
+
+    def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
+        """One file's imports and uses (plain JSON, cached by blob id), or a manifest's facts."""
+        manifest = analyze_manifest(ctx, record.path)
+        if manifest is not None:
+            return manifest
+        text = ctx.read_text(record.path) if language_of(record.path) else None
+        return None if text is None else scan_source(record.path, text).as_json()
+
+    def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
+        layout = RepoLayout.from_results(results)
+        grouper = Grouper(layout, ctx.upstream.get("dependencies"))
+        diagnostics: list[Diagnostic] = []
+        for path, result in results.items():
+            scan = scanned(path, result, layout)
+            if scan is None:
+                continue
+            if scan.error:
+                diagnostics.append(self.diagnostic(f"{scan.error}; file skipped", path, scan.error_line))
+                continue
+            grouper.add(path, language_of(path) or "", scan.sites)
+        return ProbeOutput(values={"call_sites": grouper.result()}, diagnostics=diagnostics)

@@ -1,0 +1,207 @@
+"""Source base images → Chainguard images, and what each Chainguard image provides.
+
+Decisions (documented in the package docstring too):
+- Language images keep their version cut to major.minor (`python:3.11.4-slim` → `python:3.11`,
+  `node:20-alpine` → `node:20`, `golang:1.22.3` → `go:1.22`); Java keeps the major only
+  (`eclipse-temurin:17-jre` → `jre:17`). A tag with no leading version (`slim`, `lts`) → `latest`.
+- Java images map to `jdk` where something is built and to `jre` for a runtime.
+- Distro bases (debian, ubuntu, alpine, fedora, centos, rocky, alma, amazonlinux, oraclelinux,
+  Red Hat UBI) map to `wolfi-base` (busybox shell + apk, runs as root) when the stage or one built
+  FROM it runs commands, else to `static` (no shell, no package manager). Their version is not kept.
+- gcr.io/distroless: static → static, base/base-nossl/cc → glibc-dynamic, python3 → python,
+  nodejsN → node:N, javaN → jre:N; a `debug` tag (busybox shell) → the -dev variant.
+- Images already on cgr.dev keep their name; a stage that needs a shell gets the tag's -dev form.
+
+Facts about the Chainguard images (from their image configs): python's ENTRYPOINT is
+/usr/bin/python, node's /usr/bin/node (with dumb-init installed, WORKDIR /app), jre/jdk's
+/usr/bin/java, ruby's /usr/bin/ruby, php's /bin/php, nginx's /usr/sbin/nginx; the -dev variants
+keep the same ENTRYPOINT. static, glibc-dynamic and wolfi-base have none. Every image but
+wolfi-base runs as nonroot (uid 65532); static includes ca-certificates and tzdata. Python lives
+in /usr (site-packages: /usr/lib/pythonX.Y/site-packages, console scripts: /usr/bin).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from repocontext.model import BaseImage
+from subgraphs.distroless_migration.options import MigrationOptions
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    entrypoint: str | None = None  # what the image's ENTRYPOINT runs; None: no ENTRYPOINT
+    programs: frozenset[str] = frozenset()  # programs on PATH in the runtime (non -dev) variant
+    language: str | None = None  # how artifacts are laid out: python, node, go, java, … (None: a base image)
+    dev: bool = True  # a -dev variant exists
+    root: bool = False  # runs as root by default
+
+
+CHAINGUARD: dict[str, ImageInfo] = {
+    "python": ImageInfo("/usr/bin/python", frozenset({"python", "python3"}), "python"),
+    "node": ImageInfo("/usr/bin/node", frozenset({"node", "dumb-init"}), "node"),
+    "go": ImageInfo("/usr/bin/go", frozenset({"go"}), "go"),
+    "jdk": ImageInfo("/usr/bin/java", frozenset({"java", "javac", "jar"}), "java"),
+    "jre": ImageInfo("/usr/bin/java", frozenset({"java"}), "java"),
+    "ruby": ImageInfo("/usr/bin/ruby", frozenset({"ruby"}), "ruby"),
+    "php": ImageInfo("/bin/php", frozenset({"php"}), "php"),
+    "nginx": ImageInfo("/usr/sbin/nginx", frozenset({"nginx"}), "nginx"),
+    "rust": ImageInfo(None, frozenset({"cargo", "rustc"}), "rust"),
+    "maven": ImageInfo("/usr/bin/mvn", frozenset({"mvn", "java"}), "maven"),
+    "gradle": ImageInfo("/usr/bin/gradle", frozenset({"gradle", "java"}), "gradle"),
+    "redis": ImageInfo("/usr/bin/redis-server", frozenset({"redis-server", "redis-cli"}), "redis"),
+    "postgres": ImageInfo(None, frozenset({"postgres"}), "postgres"),
+    "busybox": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
+    "wolfi-base": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
+    "static": ImageInfo(None, frozenset(), None, dev=False),
+    "glibc-dynamic": ImageInfo(None, frozenset(), None),
+}
+UNKNOWN_IMAGE = ImageInfo("?", frozenset(), None)  # a user-mapped image we know nothing about
+
+LANGUAGE_SOURCES: dict[str, str] = {
+    "python": "python", "node": "node", "golang": "go", "openjdk": "jdk", "eclipse-temurin": "jdk",
+    "amazoncorretto": "jdk", "ruby": "ruby", "php": "php", "nginx": "nginx", "rust": "rust", "maven": "maven",
+    "gradle": "gradle", "redis": "redis", "postgres": "postgres", "busybox": "busybox",
+}
+JAVA = frozenset({"jdk", "jre"})
+DISTRO_NAMES = frozenset({"debian", "ubuntu", "alpine", "fedora", "centos", "rockylinux", "almalinux",
+                          "amazonlinux", "oraclelinux"})
+DISTRO_REGISTRIES = frozenset({"docker.io", "registry.access.redhat.com", "registry.redhat.io", "quay.io",
+                               "public.ecr.aws", "registry.fedoraproject.org"})
+_UBI = re.compile(r"ubi\d*(?:-(?:minimal|micro|init))?\Z")
+_DISTROLESS = re.compile(r"(static|base-nossl|base|cc|python3|nodejs|java)(\d*)(?:-debian\d+)?\Z")
+DISTROLESS_TARGETS = {"static": "static", "base": "glibc-dynamic", "base-nossl": "glibc-dynamic",
+                      "cc": "glibc-dynamic", "python3": "python", "nodejs": "node", "java": "jre"}
+_VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The Chainguard image a FROM maps to, before the -dev decision."""
+
+    name: str  # Chainguard image name ("python"), or a full repository for user mappings
+    tag: str  # without "-dev"
+    kind: str  # "language" | "distro" | "distroless" | "chainguard" | "user"
+    notes: tuple[str, ...] = ()
+    debug: bool = False  # the source was a distroless :debug image (has a shell)
+    fixed_tag: bool = False  # a user mapping named the tag
+
+    @property
+    def info(self) -> ImageInfo:
+        return CHAINGUARD.get(self.name.rsplit("/", 1)[-1], UNKNOWN_IMAGE)
+
+    @property
+    def has_dev(self) -> bool:
+        return self.info.dev and not self.fixed_tag
+
+    def named(self, name: str) -> ImageChoice:
+        return replace(self, name=name)
+
+    def with_tag(self, tag: str) -> ImageChoice:
+        return replace(self, tag=tag)
+
+    def reference(self, options: MigrationOptions, dev: bool) -> str:
+        tag = self.tag
+        if dev and self.has_dev and not tag.endswith("-dev"):
+            tag += "-dev"
+        return f"{options.repository(self.name)}:{tag}"
+
+
+@dataclass
+class Unmapped:
+    reason: str
+    notes: list[str] = field(default_factory=list)
+
+
+def cut_version(tag: str | None, major_only: bool = False) -> str | None:
+    m = _VERSION.match(tag or "")
+    if not m:
+        return None
+    return m.group(1) if major_only or m.group(2) is None else f"{m.group(1)}.{m.group(2)}"
+
+
+def _tag_from(source_tag: str | None, java: bool) -> tuple[str, list[str]]:
+    version = cut_version(source_tag, major_only=java)
+    if version is not None:
+        return version, []
+    if source_tag in (None, "latest"):
+        return "latest", []
+    return "latest", [f"tag {source_tag!r} has no version: mapped to latest"]
+
+
+def _user_choice(base: BaseImage, value: str) -> ImageChoice:
+    name, colon, tag = value.rpartition(":") if ":" in value.rsplit("/", 1)[-1] else (value, "", "")
+    if colon:
+        return ImageChoice(name=name, tag=tag, kind="user", fixed_tag=True, notes=("from the user mapping file",))
+    info = CHAINGUARD.get(name.rsplit("/", 1)[-1])
+    if info is not None and info.language is None:  # base images (wolfi-base, static, …) have no versions
+        return ImageChoice(name=name, tag="latest", kind="user", notes=("from the user mapping file",))
+    tag, notes = _tag_from(base.tag, name in JAVA)
+    return ImageChoice(name=name, tag=tag, kind="user", notes=("from the user mapping file", *notes))
+
+
+def _user_key(base: BaseImage, options: MigrationOptions) -> str | None:
+    images = options.mapping.images
+    short = (base.repository or "").removeprefix("docker.io/library/")
+    for key in (base.name, base.repository, short):
+        if key and key in images:
+            return images[key]
+    return None
+
+
+def _distroless(base: BaseImage) -> ImageChoice | Unmapped:
+    last = (base.name or "").rsplit("/", 1)[-1]
+    m = _DISTROLESS.match(last)
+    if not m:
+        return Unmapped(f"no Chainguard equivalent known for {base.repository}")
+    target = DISTROLESS_TARGETS[m.group(1)]
+    tag = m.group(2) if target in ("node", "jre") and m.group(2) else "latest"
+    debug = "debug" in (base.tag or "")
+    notes = ["gcr.io/distroless image: Chainguard images run as nonroot by default"] if "nonroot" in (
+        base.tag or "") else []
+    if debug:
+        notes.append("distroless :debug image (busybox shell): mapped to the -dev variant")
+    return ImageChoice(name=target, tag=tag, kind="distroless", debug=debug, notes=tuple(notes))
+
+
+def _is_distro(base: BaseImage) -> bool:
+    last = (base.name or "").rsplit("/", 1)[-1]
+    domain = (base.repository or "").split("/", 1)[0]
+    return domain in DISTRO_REGISTRIES and (last in DISTRO_NAMES or _UBI.match(last) is not None)
+
+
+def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapped:
+    """The Chainguard image for a FROM that names an image (not scratch, not a stage)."""
+    if base.resolved is None or base.repository is None:
+        missing = ", ".join(base.unresolved_args) or "?"
+        return Unmapped(f"the image depends on ARG {missing} with no default" if base.unresolved_args
+                        else f"invalid image reference {base.raw!r}")
+    value = _user_key(base, options)
+    if value is not None:
+        return _user_choice(base, value)
+    repository = base.repository
+    if repository.startswith(f"{options.registry}/") or repository.startswith("cgr.dev/"):
+        name = repository.rsplit("/", 1)[-1]
+        return ImageChoice(name=repository if repository.split("/")[1] != options.org else name,
+                           tag=(base.tag or "latest").removesuffix("-dev"), kind="chainguard")
+    if repository.startswith("gcr.io/distroless/"):
+        return _distroless(base)
+    short = repository.removeprefix("docker.io/library/")
+    if short in LANGUAGE_SOURCES:
+        name = LANGUAGE_SOURCES[short]
+        tag, notes = _tag_from(base.tag, name in JAVA)
+        if name in JAVA and "jre" in (base.tag or ""):
+            name = "jre"
+        return ImageChoice(name=name, tag=tag, kind="language", notes=tuple(notes))
+    if _is_distro(base):
+        return ImageChoice(name="wolfi-base", tag="latest", kind="distro",
+                           notes=(f"distro base {base.normalized}: its version is not kept",))
+    return Unmapped(f"no Chainguard equivalent known for {repository} (add it to the mapping file's images:)")
+
+
+def java_for(choice: ImageChoice, builds: bool) -> ImageChoice:
+    """jdk where something is built, jre for a runtime (only for the built-in Java mapping)."""
+    if choice.kind in ("language", "distroless") and choice.name in JAVA:
+        return choice.named("jdk" if builds else "jre")
+    return choice

@@ -1,0 +1,45 @@
+"""Reading the migration inputs out of a bundle: one work item per Dockerfile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from planner.bundle.model import Bundle
+from planner.chain.work import WorkItem
+from planner.errors import PlannerError
+from repocontext.probes.containers import is_dockerfile
+from subgraphs.distroless_migration.options import MappingError, MigrationOptions, UserMapping, load_mapping
+
+
+def dockerfiles(bundle: Bundle) -> list[str]:
+    """Every Dockerfile the bundle selected, loaded or not (a truncated one is still named)."""
+    named = {e.target for e in bundle.entries if e.kind == "file" and is_dockerfile(e.target)}
+    for _, value in bundle.slice("containers"):
+        records = value if isinstance(value, list) else (value or {}).get("dockerfiles", [])
+        named.update(r["path"] for r in records if isinstance(r, dict) and "path" in r)
+    return sorted(named)
+
+
+def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
+    return [WorkItem(id=path, title=f"Migrate {path}", data={"path": path}) for path in dockerfiles(bundle)]
+
+
+def options_from(inputs: dict[str, str]) -> MigrationOptions:
+    """--input registry=… org=… mapping=FILE (a user mapping file, YAML)."""
+    mapping = UserMapping()
+    if inputs.get("mapping"):
+        try:
+            mapping = load_mapping(Path(inputs["mapping"]).expanduser())
+        except MappingError as exc:
+            raise PlannerError(str(exc)) from None
+    return MigrationOptions(registry=inputs.get("registry") or "cgr.dev", org=inputs.get("org") or "chainguard",
+                            mapping=mapping)
+
+
+def deployment_evidence(bundle: Bundle) -> list[dict[str, Any]]:
+    evidence: list[dict[str, Any]] = []
+    for _, value in bundle.slice("containers"):
+        records = value if isinstance(value, list) else (value or {}).get("shell_evidence", [])
+        evidence += [r for r in records if isinstance(r, dict) and str(r.get("kind", "")).startswith("deployment-")]
+    return evidence

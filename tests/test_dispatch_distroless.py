@@ -1,0 +1,64 @@
+"""distroless-migration end to end: the recipe path over every Dockerfile, and the LLM path for what it declines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fake_llm import fake_planner
+
+from planner.config import Settings
+from planner.dispatch import dispatch
+from planner.provenance import ProvenanceStore
+
+API = """\
+FROM python:3.11-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends build-essential libpq-dev \\
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY . .
+RUN pip install --no-cache-dir -r requirements.txt
+CMD python -m api
+"""
+WORKER = """\
+FROM node:20-bookworm
+WORKDIR /srv
+COPY docker-entrypoint.sh /usr/local/bin/
+COPY . .
+ENTRYPOINT ["docker-entrypoint.sh"]
+CMD ["node", "worker.js"]
+"""
+ENTRYPOINT = "#!/bin/sh\nset -e\nexec \"$@\"\n"
+
+
+def test_every_dockerfile_migrated_with_blockers_reported(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"api/Dockerfile": API, "api/requirements.txt": "flask==3.0.0\n",
+                      "worker/Dockerfile": WORKER, "worker/docker-entrypoint.sh": ENTRYPOINT,
+                      "worker/worker.js": "console.log('hi')\n"})
+    state = dispatch(Settings.from_env(), "distroless-migration", repo, {"org": "acme"}, {})
+    assert state["status"] == "succeeded", state.get("outcomes")
+    patch, report = state["patch"], state["report"]
+    assert "+FROM cgr.dev/acme/python:3.11-dev AS build" in patch and "+FROM cgr.dev/acme/python:3.11\n" in patch
+    assert "+RUN apk add --no-cache build-base postgresql-dev" in patch
+    assert "+FROM cgr.dev/acme/node:20-dev" in patch  # the worker keeps a shell: its entrypoint is a script
+    assert "docker-entrypoint.sh" in report and "worker/Dockerfile:5" in report
+    assert [o["item"]["id"] for o in state["outcomes"]] == ["api/Dockerfile", "worker/Dockerfile"]
+    assert all(o["source"] == "recipe" for o in state["outcomes"])
+    record = ProvenanceStore(Settings.from_env().home).get(state["run_id"])
+    assert {s.outcome for s in record.stages if s.stage == "recipe_match"} == {"matched"}
+    assert (repo / "api/Dockerfile").read_text() == API  # only a patch; the repo is untouched
+
+
+def test_unknown_base_image_goes_to_the_llm(home: Path, make_repo: Callable[..., Path]) -> None:
+    dockerfile = "FROM registry.internal/mycorp/base:7\nCOPY app /app\nCMD [\"/app\"]\n"
+    repo = make_repo({"Dockerfile": dockerfile, "app": "binary\n"})
+    waiting = dispatch(Settings.from_env(), "distroless-migration", repo, {}, {})
+    assert waiting["status"] == "needs_llm"
+    declined = next(s for s in waiting["stages"] if s["stage"] == "recipe_match")
+    assert declined["outcome"] == "no_match" and "not migrated" in declined["reason"]
+    plan = {"summary": "Move to the static image", "edits": [
+        {"file": "Dockerfile", "old": "FROM registry.internal/mycorp/base:7", "new": "FROM cgr.dev/chainguard/static"}],
+        "used_entries": ["must_read:2:Dockerfile"], "notes": ["mycorp/base is assumed to be glibc-free"]}
+    state = dispatch(Settings.from_env(), "distroless-migration", repo, {}, {}, fake_planner(plan), "fake:x")
+    assert state["status"] == "succeeded" and "+FROM cgr.dev/chainguard/static" in state["patch"]
+    assert state["outcomes"][0]["source"] == "llm"

@@ -1,0 +1,93 @@
+"""Source base images → Chainguard images."""
+
+from __future__ import annotations
+
+import pytest
+
+from repocontext.dockerfile import parse
+from repocontext.model import BaseImage
+from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for, map_base
+from subgraphs.distroless_migration.options import MigrationOptions, UserMapping
+
+OPTIONS = MigrationOptions()
+
+
+def base(text: str) -> BaseImage:
+    return parse(text if text.startswith("ARG") else f"FROM {text}\n", "Dockerfile").dockerfile.stages[-1].base
+
+
+@pytest.mark.parametrize(("image", "name", "tag", "kind", "notes"), [
+    ("python:3.11.4-slim-bookworm", "python", "3.11", "language", ()),
+    ("node:20-alpine", "node", "20", "language", ()),
+    ("golang:1.22.3", "go", "1.22", "language", ()),
+    ("docker.io/library/ruby:3.2.2-slim", "ruby", "3.2", "language", ()),
+    ("eclipse-temurin:17-jre", "jre", "17", "language", ()),
+    ("openjdk:17.0.2-jdk-slim", "jdk", "17", "language", ()),
+    ("amazoncorretto:21", "jdk", "21", "language", ()),
+    ("python", "python", "latest", "language", ()),
+    ("node:lts-slim", "node", "latest", "language", ("tag 'lts-slim' has no version: mapped to latest",)),
+    ("nginx:1.25-alpine@sha256:" + "ab" * 32, "nginx", "1.25", "language", ()),
+    ("debian:bookworm-slim", "wolfi-base", "latest", "distro",
+     ("distro base docker.io/library/debian:bookworm-slim: its version is not kept",)),
+    ("registry.access.redhat.com/ubi9/ubi-minimal:9.3", "wolfi-base", "latest", "distro",
+     ("distro base registry.access.redhat.com/ubi9/ubi-minimal:9.3: its version is not kept",)),
+    ("quay.io/centos/centos:stream9", "wolfi-base", "latest", "distro",
+     ("distro base quay.io/centos/centos:stream9: its version is not kept",)),
+    ("gcr.io/distroless/static-debian12:nonroot", "static", "latest", "distroless",
+     ("gcr.io/distroless image: Chainguard images run as nonroot by default",)),
+    ("gcr.io/distroless/base-debian12", "glibc-dynamic", "latest", "distroless", ()),
+    ("gcr.io/distroless/python3-debian12", "python", "latest", "distroless", ()),
+    ("gcr.io/distroless/nodejs20-debian12", "node", "20", "distroless", ()),
+    ("gcr.io/distroless/java17-debian12", "jre", "17", "distroless", ()),
+    ("cgr.dev/chainguard/python:3.12-dev", "python", "3.12", "chainguard", ()),
+    ("cgr.dev/acme.example/python:3.12", "cgr.dev/acme.example/python", "3.12", "chainguard", ()),
+])
+def test_builtin_mapping(image: str, name: str, tag: str, kind: str, notes: tuple[str, ...]) -> None:
+    choice = map_base(base(image), OPTIONS)
+    assert isinstance(choice, ImageChoice)
+    assert (choice.name, choice.tag, choice.kind, choice.notes) == (name, tag, kind, notes)
+
+
+def test_references_and_variants() -> None:
+    python = map_base(base("python:3.11"), OPTIONS)
+    assert isinstance(python, ImageChoice)
+    assert python.reference(OPTIONS, dev=True) == "cgr.dev/chainguard/python:3.11-dev"
+    assert python.reference(MigrationOptions(registry="r.example", org="o"), dev=False) == "r.example/o/python:3.11"
+    assert python.info.entrypoint == "/usr/bin/python"
+    distro = map_base(base("ubuntu:22.04"), OPTIONS)
+    assert isinstance(distro, ImageChoice)
+    assert distro.reference(OPTIONS, dev=True) == "cgr.dev/chainguard/wolfi-base:latest"  # no -dev variant
+    debug = map_base(base("gcr.io/distroless/static-debian12:debug"), OPTIONS)
+    assert isinstance(debug, ImageChoice) and debug.debug
+    jre = map_base(base("eclipse-temurin:21-jre"), OPTIONS)
+    assert isinstance(jre, ImageChoice)
+    assert java_for(jre, builds=True).name == "jdk" and java_for(jre, builds=False).name == "jre"
+    assert java_for(python, builds=False) is python
+
+
+def test_unmapped_images_say_why() -> None:
+    unknown = map_base(base("registry.corp.example/team/app:1"), OPTIONS)
+    assert isinstance(unknown, Unmapped) and unknown.reason.startswith(
+        "no Chainguard equivalent known for registry.corp.example/team/app")
+    no_default = map_base(base("ARG IMG\nFROM ${IMG}\n"), OPTIONS)
+    assert isinstance(no_default, Unmapped)
+    assert no_default.reason == "the image depends on ARG IMG with no default"
+    assert isinstance(map_base(base("gcr.io/distroless/unknown-thing"), OPTIONS), Unmapped)
+
+
+def test_user_mapping_overrides_and_adds() -> None:
+    options = MigrationOptions(mapping=UserMapping(images={
+        "python": "registry.example.com/hardened/python:3.11", "mycorp/base": "wolfi-base",
+        "ghcr.io/acme/jdk": "jdk"}))
+    fixed = map_base(base("python:3.9-slim"), options)
+    assert isinstance(fixed, ImageChoice)
+    assert fixed.reference(options, dev=True) == "registry.example.com/hardened/python:3.11"  # the tag is fixed
+    added = map_base(base("mycorp/base:2024.1"), options)
+    assert isinstance(added, ImageChoice) and (added.name, added.tag, added.kind) == ("wolfi-base", "latest", "user")
+    java = map_base(base("ghcr.io/acme/jdk:17.0.9"), options)
+    assert isinstance(java, ImageChoice) and java.tag == "17" and java.notes == ("from the user mapping file",)
+
+
+def test_cut_version() -> None:
+    assert [cut_version(t) for t in ("3.11.4-slim", "20", "v1.2.3", "slim", None)] == ["3.11", "20", "1.2", None, None]
+    assert cut_version("17.0.2_8-jre", major_only=True) == "17"
