@@ -19,6 +19,7 @@ from planner.plan import Edit, Plan, apply_edits
 from planner.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
 from planner.runs import RunStore
 from planner.state import RunState
+from planner.telemetry import Telemetry, usage_rows
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
 
@@ -120,5 +121,11 @@ def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         provenance.append(_record(state, runtime))
     if state.get("status") == "succeeded":
         _write_back(state, runtime)
+    if state.get("bundle") and state.get("status") in ("succeeded", "no_changes", "failed"):
+        telemetry = Telemetry(runtime.context.settings.home)
+        try:
+            telemetry.record(usage_rows({**state, "run_id": run_id}))
+        finally:
+            telemetry.close()
     runs.set_status(run_id, state.get("status", "failed"))
     return {"report": report, "artifacts": artifacts}
