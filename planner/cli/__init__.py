@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from planner.cli import bundle, dispatch, gather, hooks, hotviews, runs, task_classes
+from planner.cli import bundle, dispatch, gather, hooks, hotviews, learn, runs, task_classes
 from planner.cli.output import error_line
 from planner.errors import ExitCode, PlannerError
 
@@ -21,6 +21,7 @@ app = typer.Typer(
 app.add_typer(task_classes.app, name="task-classes")
 app.add_typer(runs.app, name="runs")
 app.add_typer(hooks.app, name="hooks")
+app.add_typer(learn.app, name="learn")
 app.add_typer(hotviews.app, name="hotviews")
 app.command("gather")(gather.gather_command)
 app.command("bundle")(bundle.bundle_command)
