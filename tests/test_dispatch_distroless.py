@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
+from conftest import run_cli
 from fake_llm import fake_planner
 
 from planner.config import Settings
@@ -62,3 +64,19 @@ def test_unknown_base_image_goes_to_the_llm(home: Path, make_repo: Callable[...,
     state = dispatch(Settings.from_env(), "distroless-migration", repo, {}, {}, fake_planner(plan), "fake:x")
     assert state["status"] == "succeeded" and "+FROM cgr.dev/chainguard/static" in state["patch"]
     assert state["outcomes"][0]["source"] == "llm"
+
+
+def test_cli_org_registry_and_mapping_options(home: Path, make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    dockerfile = "FROM mycorp/python-base:3.12\nCOPY app.py /app/\nCMD [\"python\", \"/app/app.py\"]\n"
+    repo = make_repo({"Dockerfile": dockerfile, "app.py": "print('hi')\n"})
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text("images:\n  mycorp/python-base: python\n")
+    result = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--org", "acme", "--registry",
+                     "registry.example.com", "--mapping", str(mapping), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert "+FROM registry.example.com/acme/python:3.12" in out["patch"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("images: [not, a, mapping]\n")
+    broken = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--mapping", str(bad))
+    assert broken.returncode != 0 and "bad.yaml" in broken.stderr and "Traceback" not in broken.stderr

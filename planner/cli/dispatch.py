@@ -73,6 +73,11 @@ def dispatch_command(
     verify: Annotated[bool, typer.Option(help="Run the repo's tests on the patched tree (in a copy).")] = False,
     apply: Annotated[bool, typer.Option(help="Commit the patch on a new branch (clean work tree only).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    org: Annotated[str | None, typer.Option(help="distroless-migration: the Chainguard org (input org=).")] = None,
+    registry: Annotated[str | None, typer.Option(help="distroless-migration: image registry (input registry=).")]
+    = None,
+    mapping: Annotated[Path | None, typer.Option(help="distroless-migration: a user mapping YAML (input mapping=).")]
+    = None,
 ) -> None:
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
     settings = Settings.from_env()
@@ -80,8 +85,10 @@ def dispatch_command(
     chat_model = init_model(spec) if spec else None
     sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]
     options = {"no_gather": no_gather, "verify": verify, "advisories": os.pathsep.join(sources) or None}
-    state = dispatch(settings, task_class, repo, parse_inputs(inputs or []), options, chat_model, spec,
-                     live(as_json))
+    given = parse_inputs(inputs or [])
+    shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
+    given.update({k: v for k, v in shortcuts.items() if v and k not in given})
+    state = dispatch(settings, task_class, repo, given, options, chat_model, spec, live(as_json))
     if apply and state.get("status") == "succeeded" and state.get("patch"):
         branch = f"planner/{task_class}/{state['run_id']}"
         apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
