@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from langgraph.graph import END, START, StateGraph
+
 from planner.bundle.view import read_repo_file
 from planner.chain.work import ItemResult, WorkItem
+from planner.context import RunContext
 from planner.plan import EditError, Plan, apply_edits
-from planner.state import TaskState
+from planner.state import TaskState, WorkOutput
 
 
 def reader(repo: str) -> Any:
@@ -60,3 +64,12 @@ def plan_markdown(item: WorkItem, plan: Plan) -> str:
     if plan.used_entries:
         lines += ["", "Context used: " + ", ".join(f"`{e}`" for e in plan.used_entries)]
     return "\n".join(lines) + "\n"
+
+
+def single_step_graph(execute: Callable[[TaskState], dict[str, Any]]) -> Any:
+    """A task subgraph with one node: for task classes whose whole job is checking and reporting a plan."""
+    graph = StateGraph(TaskState, context_schema=RunContext, output_schema=WorkOutput)
+    graph.add_node("execute", execute)
+    graph.add_edge(START, "execute")
+    graph.add_edge("execute", END)
+    return graph.compile()

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
-
 from planner.bundle.model import Bundle
 from planner.chain.work import WorkItem
-from planner.context import RunContext
-from planner.state import TaskState, WorkOutput
-from subgraphs.base import checked_result, plan_markdown
+from planner.state import TaskState
+from subgraphs.base import checked_result, plan_markdown, single_step_graph
 
 
 def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
@@ -30,8 +27,4 @@ def execute(state: TaskState) -> dict[str, Any]:
 
 
 def build_graph() -> Any:
-    graph = StateGraph(TaskState, context_schema=RunContext, output_schema=WorkOutput)
-    graph.add_node("execute", execute)
-    graph.add_edge(START, "execute")
-    graph.add_edge("execute", END)
-    return graph.compile()
+    return single_step_graph(execute)

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
-
-from planner.context import RunContext
-from planner.plan import Plan
-from planner.state import TaskState, WorkOutput
-from subgraphs.base import checked_result, plan_markdown
+from planner.state import TaskState
+from subgraphs.base import checked_result, plan_markdown, single_step_graph
 from subgraphs.distroless_migration.models import DockerfileMigration
 
 
@@ -25,11 +21,5 @@ def execute(state: TaskState) -> dict[str, Any]:
 
 
 def build_graph() -> Any:
-    graph = StateGraph(TaskState, context_schema=RunContext, output_schema=WorkOutput)
-    graph.add_node("execute", execute)
-    graph.add_edge(START, "execute")
-    graph.add_edge("execute", END)
-    return graph.compile()
+    return single_step_graph(execute)
 
-
-__all__ = ["Plan", "build_graph"]
