@@ -27,7 +27,7 @@ def test_two_builds_are_identical(home: Path, make_repo: Callable[..., Path]) ->
     second, _, record_two = service.build_bundle(settings, "vulnerability-remediation", repo, {"package": "requests"})
     assert first.text == second.text and first.sha256 == second.sha256
     assert record_one.id != record_two.id
-    assert record_one.stable_dict() == record_two.stable_dict()
+    assert record_one.stable_dict(hot_views=False) == record_two.stable_dict(hot_views=False)  # hits differ in source
 
 
 def test_regather_of_same_state_gives_same_bundle(home: Path, make_repo: Callable[..., Path]) -> None:

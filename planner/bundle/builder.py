@@ -122,8 +122,8 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     text = render.block(entry.id, body)
     limit = state.tccm.budget.per_file_max_tokens
     exact = True
-    if item.tokens is not None:
-        size = item.tokens
+    if item.tokens is not None and len(text) <= limit * tokens.CHARS_PER_TOKEN_BOUND:
+        size = item.tokens  # exact, as count_upto would be here (beyond this window it estimates)
     else:
         size, exact = tokens.count_upto(text, limit)
     if not exact:

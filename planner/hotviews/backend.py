@@ -7,7 +7,10 @@ hot views shared across CLI invocations and git hooks need a real server.
 `PLANNER_REDIS_URL=off` turns hot views off.
 
 Timeouts are short and retries off: a dead server must cost a build little,
-and the build then goes on without hot views.
+and the build then goes on without hot views. A stopped or unreachable server
+is refused at once; a host that drops packets costs CONNECT_TIMEOUT_S; a
+server that hangs mid-reply costs READ_TIMEOUT_S (long enough for a loaded
+machine to stream a multi-megabyte bundle), once per build.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import fakeredis
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-SOCKET_TIMEOUT_S = 0.25
+if TYPE_CHECKING:
+    import fakeredis
+
+CONNECT_TIMEOUT_S = 0.25
+READ_TIMEOUT_S = 1.0
 DEFAULT_TTL_S = 7 * 24 * 3600
 OFF = frozenset({"off", "none", "0", "false", "disabled"})
 ERRORS: tuple[type[Exception], ...] = (redis.RedisError, OSError)
@@ -69,7 +76,7 @@ def _real(url: str) -> redis.Redis:
         client = _clients.get(url)
         if client is None:
             client = redis.Redis.from_url(
-                url, socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=SOCKET_TIMEOUT_S,
+                url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
                 retry=Retry(NoBackoff(), 0), retry_on_timeout=False, health_check_interval=0,
             )
             _clients[url] = client
@@ -78,6 +85,8 @@ def _real(url: str) -> redis.Redis:
 
 def _embedded_pair() -> tuple[fakeredis.FakeServer, fakeredis.FakeRedis]:
     global _embedded
+    import fakeredis  # only when used: a configured server should not pay for importing it
+
     with _lock:
         if _embedded is None:
             server = fakeredis.FakeServer()

@@ -23,13 +23,13 @@ from typing import Any, Literal
 from planner.bundle import Bundle, RepoView, build, open_view
 from planner.bundle.model import LOADED
 from planner.config import Settings
-from planner.errors import PlannerError
+from planner.errors import EnvironmentProblem, PlannerError
 from planner.hotviews import naming, parsed, tccms
 from planner.hotviews.store import HotViews, SliceLookup, WarmReport
 from planner.tccm.model import TCCM
 from repocontext import git
 from repocontext.globs import PathIndex
-from repocontext.store import RepoContextStore
+from repocontext.store import RepoContextStore, StoreError
 
 RACY_S = 2.0
 Mode = Literal["all", "slices", "off"]
@@ -75,7 +75,9 @@ def _meta_view(root: Path, meta: dict[str, Any]) -> RepoView:
     return RepoView(root=root, context={"meta": meta}, paths=PathIndex([]), sizes={}, denied={})
 
 
-def _slice_status(lookup: SliceLookup) -> str:
+def _slice_status(lookup: SliceLookup, hot: HotViews) -> str:
+    if not lookup.templates and hot.backend.kind == "embedded":
+        return "slices not warmed in this process (embedded Redis)"
     if not lookup.templates:
         return "slices not warmed for this snapshot (`planner hotviews warm`)"
     return f"{lookup.hits} slice hit(s), {lookup.misses} miss(es)"
@@ -103,7 +105,7 @@ def build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[str
     lookup = hot.slices(snap, naming.tccm_set(tccms.in_service(settings)), tccm, inputs)
     started = time.time_ns()
     bundle = build(tccm, view, inputs, hot=lookup)
-    status = _slice_status(lookup)
+    status = _slice_status(lookup, hot)
     if mode == "all":
         deps = _deps(root, bundle, started)
         meta = {k: (view.context or {}).get("meta", {}).get(k) for k in ("repo_id", "commit", "gathered_at", "dirty")}
@@ -144,9 +146,14 @@ def warm(settings: Settings, root: Path, bundles: bool = False) -> WarmReport:
     Redis failures do not raise: the report's `error` says what happened."""
     store = RepoContextStore(settings.home)
     snap = naming.snapshot(store, root)
-    context = store.load_raw(root)
+    try:
+        context = store.load_raw(root)
+    except StoreError as exc:
+        raise EnvironmentProblem(str(exc)) from None
     if snap is None or context is None:
         raise PlannerError(f"no RepoContext for {root}; run `planner gather {root}` first")
+    if naming.snapshot(store, root) != snap:
+        raise PlannerError(f"the RepoContext of {root} was replaced while warming; warm again")
     hot = HotViews.open(settings)
     if hot.backend.kind == "off":
         raise PlannerError("hot views are off (PLANNER_REDIS_URL=off)")

@@ -88,17 +88,17 @@ def resolve(settings: Settings, name: str) -> TCCM:
 def in_service(settings: Settings) -> list[TCCM]:
     """Every TCCM that resolves (invalid ones are not in service), sorted by task class."""
     memo_key, held, settled = _current(settings)
-    if held.everything is None:
-        registry = Registry(settings.task_class_dirs)
-        found: list[TCCM] = []
-        for name in registry.names():
-            try:
-                found.append(registry.get(name))
-            except PlannerError:
-                continue
-        held = _Held(held.fingerprint, {**held.by_name, **{t.task_class: t for t in found}}, found)
-        _keep(memo_key, held, settled)
-    return held.everything
+    if held.everything is not None:
+        return held.everything
+    registry = Registry(settings.task_class_dirs)
+    found: list[TCCM] = []
+    for name in registry.names():
+        try:
+            found.append(registry.get(name))
+        except PlannerError:
+            continue
+    _keep(memo_key, _Held(held.fingerprint, {**held.by_name, **{t.task_class: t for t in found}}, found), settled)
+    return found
 
 
 def clear() -> None:

@@ -1,0 +1,96 @@
+"""Warming and reading hot views, against both backends: keys, TTLs, invalidation, lookups, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, write_files
+from hotviews_support import HotBackend
+
+from planner import service
+from planner.bundle import render
+from planner.config import Settings
+from planner.errors import PlannerError
+from planner.hotviews import bundles as hot
+from planner.hotviews import naming, tccms
+from planner.hotviews.store import TEMPLATES, HotViews, SliceLookup
+from repocontext.store import RepoContextStore
+
+pytest_plugins = ["hotviews_fixtures"]
+
+FILES = {"requirements.txt": "requests==2.30.0\nPyYAML==5.3.1\n", "Dockerfile": "FROM python:3.11-slim\n"}
+
+
+def snapshot(repo: Path) -> naming.Snapshot:
+    snap = naming.snapshot(RepoContextStore(Settings.from_env().home), repo)
+    assert snap is not None
+    return snap
+
+
+def test_gather_warms_the_slice_set_with_ttls(hv_backend: HotBackend, make_repo: Callable[..., Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANNER_HOTVIEWS_TTL", "3600")
+    repo = make_repo(FILES)
+    service.gather_repo(Settings.from_env(), repo)
+    client, snap = hv_backend.client(), snapshot(repo)
+    in_service = tccms.in_service(Settings.from_env())
+    key = naming.slices_key(snap, naming.tccm_set(in_service))
+    fields = {f.decode() for f in client.hkeys(key)}
+    assert TEMPLATES in fields
+    assert naming.slice_field("manifests", {}) in fields
+    assert naming.slice_field("dependencies.${inputs.package}", {"package": "requests"}) in fields
+    assert naming.slice_field("dependencies.${inputs.package}", {}) in fields  # the widened form
+    for name in (key, naming.meta_key(snap), naming.repo_index(snap.repo_id)):
+        assert 0 < client.ttl(name) <= 3600
+    assert all(k.startswith(naming.PREFIX.encode() + b":") for k in client.scan_iter(match="*"))
+
+
+def test_lookup_hits_misses_and_unwarmed_keys(hv_backend: HotBackend, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(FILES)
+    service.gather_repo(Settings.from_env(), repo)
+    settings = Settings.from_env()
+    tccm = service.task_class(settings, "vulnerability-remediation")
+    views = HotViews.open(settings)
+    lookup = views.slices(snapshot(repo), naming.tccm_set(tccms.in_service(settings)), tccm, {"package": "requests"})
+    assert isinstance(lookup, SliceLookup)
+    hit = lookup.get("dependencies.${inputs.package}", {"package": "requests"})
+    assert hit is not None and hit.key == "dependencies.requests" and hit.body == render.render_value(hit.value)
+    assert lookup.get("manifests", {}) is not None
+    assert lookup.get("vulnerabilities.${inputs.advisory}", {}) is None  # warmed key, absent from the snapshot
+    assert lookup.get("call_sites.${inputs.package}", {"package": "requests"}) is None  # not in the slice set
+    assert (lookup.hits, lookup.misses) == (2, 1)
+    other = views.slices(snapshot(repo), "0" * 16, tccm, {})  # a different TCCM set: nothing warmed for it
+    assert other.templates == frozenset() and other.get("manifests", {}) is None
+
+
+def test_a_new_snapshot_retires_the_old_keys(hv_backend: HotBackend, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(FILES)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo)
+    old = snapshot(repo)
+    client = hv_backend.client()
+    old_keys = {k for k in client.smembers(naming.repo_index(old.repo_id))}
+    assert old_keys and all(client.exists(k) for k in old_keys)
+    write_files(repo, {"requirements.txt": "requests==2.32.0\n"})
+    commit_all(repo)
+    service.gather_repo(settings, repo)
+    report = hot.warm(settings, repo.resolve())
+    assert report.removed_keys == 0 and report.commit == snapshot(repo).commit != old.commit
+    assert not any(client.exists(k) for k in old_keys)
+    assert all(k.decode().startswith(snapshot(repo).base) for k in client.smembers(naming.repo_index(old.repo_id)))
+
+
+def test_warm_needs_a_gathered_repository(hv_backend: HotBackend, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(FILES)
+    with pytest.raises(PlannerError, match="planner gather"):
+        hot.warm(Settings.from_env(), repo.resolve())
+
+
+def test_a_redis_error_is_recorded_not_raised(hv_backend: HotBackend, make_repo: Callable[..., Path]) -> None:
+    views = HotViews.open(Settings.from_env())
+    assert views.call(lambda r: r.execute_command("NO-SUCH-COMMAND")) is None
+    assert views.error is not None and views.error.startswith("ResponseError")
+    assert views.call(lambda r: r.ping()) is None  # the store stays unavailable for the rest of the build
+    assert not views.usable
