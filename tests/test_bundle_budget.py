@@ -151,3 +151,15 @@ def test_binary_files_are_skipped(tmp_path: Path, make_repo: Callable[..., Path]
     repo = make_repo({"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary", "a.txt": B})
     bundle = make_bundle(repo, tmp_path / "h", tccm_from(tmp_path, "should_read:\n  - glob: '*'\n" + budget(5000, 500)))
     assert {e.target: e.status for e in bundle.entries} == {"a.txt": "included", "logo.png": "skipped"}
+
+
+def test_truncated_slice_keeps_only_what_the_text_shows(tmp_path: Path, make_repo: Callable[..., Path]) -> None:
+    files = {f"pkg/mod{i:03d}.py": f"x = {i}\n" for i in range(300)}
+    repo = make_repo(files)
+    bundle = make_bundle(repo, tmp_path / "h", tccm_from(tmp_path, "must_read:\n  - key: files\n" + budget(2000, 400)))
+    entry = bundle.entries[0]
+    assert entry.status == "truncated" and entry.tokens <= 400
+    shown = bundle.slices[entry.id]
+    assert 0 < len(shown) < 300
+    assert all(f'"path":"{record["path"]}"' in bundle.text for record in shown)
+    assert '"path":"pkg/mod299.py"' not in bundle.text

@@ -138,8 +138,9 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
         text = render.block(entry.id, cut, truncated=True)
         size = tokens.count(text)
         if size <= limit or room <= 0:
-            if item.loaded is not None:
-                item.loaded = cut
+            item.loaded = cut
+            if entry.kind == "key":  # the structured slice is exactly what the cut text shows
+                item.value = render.prefix_value(item.value, len(cut))
             return text, size
         room -= size - limit
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -14,18 +14,69 @@ def _json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+WIDE = 160  # a container whose JSON is longer than this is opened onto its own lines
+
+
+def _lines(value: Any, indent: str, path: tuple[Any, ...]) -> Iterator[tuple[str, tuple[Any, ...], bool]]:
+    """(line, path, is_leaf) for a value; wide containers open one member per line, recursively."""
+    if isinstance(value, dict):
+        members: Iterable[tuple[Any, Any]] = ((key, value[key]) for key in sorted(value))
+    elif isinstance(value, list):
+        members = enumerate(value)
+    else:
+        yield f"{indent}{_json(value)}\n", path, True
+        return
+    for key, member in members:
+        label = f"{_json(str(key))}:" if isinstance(value, dict) else "-"
+        text = _json(member)
+        if isinstance(member, dict | list) and member and len(text) > WIDE:
+            yield f"{indent}{label}\n", (*path, key), False
+            yield from _lines(member, indent + "  ", (*path, key))
+        else:
+            yield f"{indent}{label} {text}\n", (*path, key), True
+
+
 def render_value(value: Any) -> str:
-    """A RepoContext slice as compact JSON, one top-level member per line.
+    """A RepoContext slice as compact JSON leaves, one member per line, wide containers opened up.
 
     Measured on real slices this takes ~15-25% fewer cl100k tokens than YAML or
-    indented JSON, renders ~100x faster than PyYAML, and keys are sorted, so the
-    bytes are deterministic.
+    indented JSON and renders ~100x faster than PyYAML; keys are sorted, so the
+    bytes are deterministic; and a cut at a line boundary keeps whole members
+    (see `prefix_value`).
     """
-    if isinstance(value, dict):
-        return "".join(f"{_json(str(key))}: {_json(value[key])}\n" for key in sorted(value))
-    if isinstance(value, list):
-        return "".join(f"- {_json(item)}\n" for item in value)
-    return _json(value) + "\n"
+    return "".join(line for line, _, _ in _lines(value, "", ()))
+
+
+def prefix_value(value: Any, chars: int) -> Any:
+    """The part of `value` whose rendered lines lie wholly within the first `chars` characters.
+
+    A truncated key item's structured slice is exactly what its text shows, so
+    a recipe never sees more than the worker or the LLM does.
+    """
+    if not isinstance(value, dict | list):
+        return value if len(render_value(value)) <= chars else None
+    result: Any = {} if isinstance(value, dict) else []
+    used = 0
+    for line, path, leaf in _lines(value, "", ()):
+        used += len(line)
+        if used > chars:
+            break
+        _place(result, value, path, leaf)
+    return result
+
+
+def _place(result: Any, source: Any, path: tuple[Any, ...], leaf: bool) -> None:
+    node, original = result, source
+    for depth, key in enumerate(path):
+        original = original[key]
+        last = depth == len(path) - 1
+        fresh = original if (last and leaf) else ({} if isinstance(original, dict) else [])
+        if isinstance(node, dict):
+            node = node.setdefault(key, fresh)
+        else:
+            if key >= len(node):
+                node.append(fresh)
+            node = node[key]
 
 
 def block_header(item_id: str) -> str:
