@@ -41,13 +41,19 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
-CHARS_PER_TOKEN_BOUND = 16  # cl100k rarely packs more characters than this into one token
+EXACT_UP_TO = 65_536  # texts up to this many characters are always counted exactly
+CHARS_PER_TOKEN_BOUND = 8  # a window this many chars per token almost always holds enough tokens (else: all)
+
+
+def exact_window(limit: int) -> int:
+    """Texts up to this length are counted exactly by count_upto (longer ones are estimated)."""
+    return max(limit * CHARS_PER_TOKEN_BOUND, EXACT_UP_TO)
 
 
 def count_upto(text: str, limit: int) -> tuple[int, bool]:
     """(tokens, exact). Texts far beyond `limit` are counted on a prefix and scaled (exact=False):
     encoding a multi-megabyte slice only to cut it to a few thousand tokens is wasted work."""
-    window = limit * CHARS_PER_TOKEN_BOUND
+    window = exact_window(limit)
     if len(text) <= window:
         return count(text), True
     prefix = count(text[:window])

@@ -34,6 +34,7 @@ class _Item:
     entry: BundleEntry
     body: str | None = None  # for keys: the rendered slice, known up front
     value: Any = None  # for keys: the resolved slice itself
+    complete: bool = True  # for keys: False when `body` is only the first part of the rendering
     loaded: str | None = None  # for files: the text as it went into the bundle
     tokens: int | None = None  # for hot-view keys: tokens of the untruncated block, counted when warmed
 
@@ -104,13 +105,27 @@ def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_I
     yield _Item(
         BundleEntry(**base, id=_id(band, index, resolved.key), kind="key", target=resolved.key,  # type: ignore[arg-type]
                     status="included", source="repocontext", detail=notes),
-        body=render.render_value(resolved.value), value=resolved.value,
+        body=None, value=resolved.value,
     )
+
+
+def _window(state: _State) -> int:
+    """Characters of a slice worth rendering: enough for per_file_max_tokens + 1 tokens and then some."""
+    return (state.tccm.budget.per_file_max_tokens + 1) * tokens.CHARS_PER_TOKEN_BOUND
+
+
+def _render_key(state: _State, item: _Item) -> None:
+    """Render a key item's body, capped at the window (same text for a hot-view hit and a miss)."""
+    window = _window(state)
+    if item.body is None or len(item.body) > window:
+        item.body, item.complete = render.render_capped(item.value, window)
 
 
 def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     """Read and render the item, cut to per_file_max_tokens. None when it became denied/skipped."""
     entry = item.entry
+    if entry.kind == "key":
+        _render_key(state, item)
     body = item.body
     if body is None:
         result = state.view.read(entry.target)
@@ -122,7 +137,9 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     text = render.block(entry.id, body)
     limit = state.tccm.budget.per_file_max_tokens
     exact = True
-    if item.tokens is not None and len(text) <= limit * tokens.CHARS_PER_TOKEN_BOUND:
+    if not item.complete:
+        size = limit + 1  # longer than the window, so over the per-file cap: cut below, sized from the cut
+    elif item.tokens is not None and len(text) <= tokens.exact_window(limit):
         size = item.tokens  # exact, as count_upto would be here (beyond this window it estimates)
     else:
         size, exact = tokens.count_upto(text, limit)
@@ -139,6 +156,9 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
         size = tokens.count(text)
         if size <= limit or room <= 0:
             item.loaded = cut
+            if not item.complete:
+                entry.tokens_needed = render.estimate_tokens(item.value, len(cut), size)
+                entry.detail = "; ".join(x for x in (entry.detail, "full size estimated from the part shown") if x)
             if entry.kind == "key":  # the structured slice is exactly what the cut text shows
                 item.value = render.prefix_value(item.value, len(cut))
             return text, size
@@ -211,9 +231,14 @@ def _list_may(state: _State) -> None:
             if item.entry.status != "included" or _duplicate(state, item):
                 continue
             item.entry.status, item.entry.source = "listed", "none"
-            if item.body is not None:
-                item.entry.tokens_needed = (item.tokens if item.tokens is not None
-                                            else tokens.count(render.block(item.entry.id, item.body)))
+            if item.entry.kind == "key":
+                _render_key(state, item)
+                shown = tokens.count(render.block(item.entry.id, item.body or ""))
+                if not item.complete:
+                    item.entry.tokens_needed = render.estimate_tokens(item.value, len(item.body or ""), shown)
+                    item.entry.detail = "estimated from the part rendered"
+                else:
+                    item.entry.tokens_needed = item.tokens if item.tokens is not None else shown
             else:  # not read: ~4 bytes per token, header included
                 size = state.view.sizes.get(item.entry.target, 0) + len(render.block_header(item.entry.id)) + 1
                 item.entry.tokens_needed = -(-size // 4)

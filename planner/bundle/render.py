@@ -47,6 +47,31 @@ def render_value(value: Any) -> str:
     return "".join(line for line, _, _ in _lines(value, "", ()))
 
 
+def render_capped(value: Any, cap: int) -> tuple[str, bool]:
+    """(text, complete): whole lines of render_value(value) until the text is longer than `cap`.
+
+    A slice far larger than the budget is only ever shown cut, so rendering all
+    of it (hundreds of thousands of lines for call sites of a popular module)
+    would be wasted work. The text is always a prefix of render_value(value),
+    and is complete exactly when render_value(value) is at most `cap` long.
+    """
+    parts: list[str] = []
+    used = 0
+    for line, _, _ in _lines(value, "", ()):
+        parts.append(line)
+        used += len(line)
+        if used > cap:
+            return "".join(parts), False
+    return "".join(parts), True
+
+
+def estimate_tokens(value: Any, shown_chars: int, shown_tokens: int) -> int:
+    """Tokens a whole slice would take, scaled from the part shown (by compact JSON size)."""
+    whole = len(_json(value))
+    part = len(_json(prefix_value(value, shown_chars))) or 1
+    return max(shown_tokens, round(shown_tokens * whole / part))
+
+
 def prefix_value(value: Any, chars: int) -> Any:
     """The part of `value` whose rendered lines lie wholly within the first `chars` characters.
 
