@@ -17,6 +17,7 @@ Run: python bench/gather.py [--files N] [--rounds N] [--only synthetic|realistic
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import shutil
 import statistics
@@ -41,12 +42,21 @@ REAL_PACKAGES = ("langchain_core", "langgraph", "pydantic", "rich", "typer", "ya
 
 
 class Phases:
-    """Wall time per phase of one gather_repo call, from the progress callback and a few wrappers."""
+    """Wall time per phase of one gather_repo call, from the progress callback and a few wrappers;
+    time in cyclic garbage collections is counted too ("gc", also inside the phases)."""
 
     def __init__(self) -> None:
         self.times: dict[str, float] = defaultdict(float)
         self._step: str | None = None
         self._since = 0.0
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.times["gc"] += time.perf_counter() - self._gc_started
 
     def progress(self, step: str, done: int, total: int) -> None:
         now = time.perf_counter()

@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repocontext import secrets_scan
+from pydantic import TypeAdapter
+
+from repocontext import parallel, secrets_scan
 from repocontext.index import build_index
 from repocontext.model import Diagnostic, Meta, ProbeRun, RepoContext
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
@@ -61,6 +63,7 @@ def gather(
     probes: Sequence[Probe] = ALL_PROBES,
     progress: Progress | None = None,
     cache: dict[str, dict[str, Any]] | None = None,
+    workers: int | None = None,
 ) -> RepoContext:
     """Make a RepoContext for the repository at `path`.
 
@@ -68,23 +71,34 @@ def gather(
     whose inputs are unchanged since then are not re-run. `cache` holds
     per-file results of PerFileProbes by probe name ("name@version"); it is
     updated in place, so the caller can persist it for the next gather.
+    `workers` caps the processes used for files not in the cache (default:
+    `parallel.default_workers()`); the result never depends on it.
     """
     root = check_repo(path)
+    with parallel.gc_paused():
+        return _gather(root, previous, dict(options or {}), probes, progress, cache,
+                       parallel.default_workers() if workers is None else workers)
+
+
+def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, str], probes: Sequence[Probe],
+            progress: Progress | None, cache: dict[str, dict[str, Any]] | None, workers: int) -> RepoContext:
     total = len(probes) + 1
     if progress:
         progress("files", 0, total)
     index = build_index(root)
     previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])}
     files, content_denied = secrets_scan.scan(root, index.files, previous_files)
+    denied = sorted([*index.denied, *content_denied], key=lambda d: d.path)
+    # Probes see plain JSON upstream; the model gets the records themselves (see _assemble).
     data: dict[str, Any] = {
-        "files": [f.model_dump() for f in files],
-        "denied": [d.model_dump() for d in sorted([*index.denied, *content_denied], key=lambda d: d.path)],
+        "files": [{"path": f.path, "size": f.size, "sha": f.sha, "language": f.language} for f in files],
+        "denied": [{"path": d.path, "rule": d.rule} for d in denied],
     }
     diagnostics: list[Diagnostic] = list(index.diagnostics)
     runs: dict[str, ProbeRun] = {}
     key_fingerprints: dict[str, str] = {}
     previous_runs = (previous or {}).get("meta", {}).get("probes", {})
-    ctx = ProbeContext(root=root, files=files, options=dict(options or {}), upstream=data)
+    ctx = ProbeContext(root=root, files=files, options=options, upstream=data, workers=workers)
     for done, probe in enumerate(probes, start=1):
         if progress:
             progress(probe.name, done, total)
@@ -104,12 +118,36 @@ def gather(
             key_fingerprints[key] = fingerprint
     if progress:
         progress("done", total, total)
-    data["diagnostics"] = [d.model_dump() for d in diagnostics]
-    data["meta"] = Meta(
+    meta = Meta(
         repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
         gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs,
-    ).model_dump()
-    return RepoContext.model_validate(data)
+    )
+    indexed = {"files": (data["files"], files), "denied": (data["denied"], denied)}
+    return _assemble(data, indexed, diagnostics, meta)
+
+
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
+def _adapter(section: str) -> TypeAdapter[Any]:
+    if section not in _ADAPTERS:
+        _ADAPTERS[section] = TypeAdapter(RepoContext.model_fields[section].annotation)
+    return _ADAPTERS[section]
+
+
+def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], diagnostics: list[Diagnostic],
+              meta: Meta) -> RepoContext:
+    """The RepoContext, validating only the probe-made sections: the file index and denials (`indexed`:
+    key → (the upstream JSON, the models)), diagnostics and meta are models already, so validating the
+    whole snapshot again would only repeat work."""
+    kept = {key: models for key, (upstream, models) in indexed.items() if data.get(key) is upstream}
+    # "meta" and "diagnostics" are always the gather's own; a probe that replaced "files" gets validated.
+    sections = {key: value for key, value in data.items() if key not in (*kept, "meta", "diagnostics")}
+    if not set(sections) <= set(RepoContext.model_fields):  # an undeclared section: fail as validation does
+        return RepoContext.model_validate({**data, "diagnostics": [d.model_dump() for d in diagnostics],
+                                           "meta": meta.model_dump()})
+    values = {key: _adapter(key).validate_python(value) for key, value in sections.items()}
+    return RepoContext.model_construct(**kept, **values, meta=meta, diagnostics=diagnostics)
 
 
 def _run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],

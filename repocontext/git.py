@@ -116,9 +116,19 @@ def list_tree(path: Path) -> TreeListing:
         meta, _, name = line.partition("\t")
         mode, sha, _stage = meta.split(" ")
         tracked[name] = (mode, sha)
-    modified = set(_nul_list(_git(path, "ls-files", "-m", "-z")))
-    deleted = set(_nul_list(_git(path, "ls-files", "-d", "-z")))
-    untracked = _nul_list(_git(path, "ls-files", "-o", "--exclude-standard", "-z"))
+    # One pass for the rest: -t tags each path, "?" untracked, "R" deleted, "C" modified (a deleted file is
+    # listed as both R and C, as the separate -d and -m listings would).
+    modified: set[str] = set()
+    deleted: set[str] = set()
+    untracked: list[str] = []
+    for entry in _nul_list(_git(path, "ls-files", "-m", "-d", "-o", "--exclude-standard", "-t", "-z")):
+        tag, _, name = entry.partition(" ")
+        if tag == "?":
+            untracked.append(name)
+        elif tag.upper() == "R":
+            deleted.add(name)
+        else:
+            modified.add(name)
     return TreeListing(tracked, modified - deleted, deleted, sorted(untracked))
 
 

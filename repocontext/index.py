@@ -12,6 +12,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from repocontext import git
 from repocontext.model import Denied, Diagnostic, FileRecord
@@ -39,6 +42,9 @@ LANGUAGE_BY_NAME = {
 }
 
 
+_RECORDS = TypeAdapter(list[FileRecord])
+
+
 def language_of(path: str) -> str | None:
     name = path.rpartition("/")[2]
     if name in LANGUAGE_BY_NAME:
@@ -57,6 +63,7 @@ class FileIndex:
     files: list[FileRecord] = field(default_factory=list)
     denied: list[Denied] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)  # files, before they become records
 
 
 def _note(index: FileIndex, path: str, message: str) -> None:
@@ -91,8 +98,7 @@ def _add(index: FileIndex, rel: str, known_sha: str | None) -> None:
     except OSError as exc:
         _note(index, rel, f"unreadable: {exc.strerror}")
         return
-    # model_construct: these values are ours and already well-typed; the gather validates the whole snapshot.
-    index.files.append(FileRecord.model_construct(path=rel, size=st.st_size, sha=sha, language=language_of(rel)))
+    index.rows.append({"path": rel, "size": st.st_size, "sha": sha, "language": language_of(rel)})
 
 
 def _index_git(index: FileIndex) -> None:
@@ -126,7 +132,10 @@ def build_index(root: Path) -> FileIndex:
         _index_git(index)
     else:
         _index_walk(index)
-    index.files.sort(key=lambda f: f.path)
+    index.rows.sort(key=lambda row: row["path"])
+    # One validation call for all records: much cheaper than a model (even model_construct) per file.
+    index.files = _RECORDS.validate_python(index.rows)
+    index.rows = []
     index.denied.sort(key=lambda d: d.path)
     index.diagnostics.sort(key=lambda d: (d.file or "", d.message))
     return index

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from repocontext import globs
+from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
 from repocontext.secrets import content_rule, path_rule
 
@@ -32,6 +32,9 @@ class ProbeContext:
     files: Sequence[FileRecord]
     options: Mapping[str, str] = field(default_factory=dict)
     upstream: Mapping[str, Any] = field(default_factory=dict)  # sections produced so far
+    workers: int = 1  # processes a PerFileProbe may use for files not in its cache
+    # Per-file results of the PerFileProbes run so far in this gather: probe name → {"path\0sha": result}.
+    analysed: dict[str, dict[str, Any]] = field(default_factory=dict)
     _by_path: dict[str, FileRecord] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -127,16 +130,42 @@ class PerFileProbe(Probe):
     def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def content_class(self, path: str) -> str | None:
+        """What of `path` besides the file's content `analyze` depends on (e.g. its language), when that is
+        all: files with equal blob ids and equal classes then share one analysis. None: never share."""
+        return None
+
+    def analysis_is_cheap(self, ctx: ProbeContext) -> bool:
+        """Whether `analyze` costs little per file here: then files are analysed in this process, as
+        forking workers and sending results back would cost more than it saves."""
+        return False
+
     def run(self, ctx: ProbeContext) -> ProbeOutput:
         return self.run_cached(ctx, {})[0]
 
     def run_cached(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> tuple[ProbeOutput, dict[str, Any]]:
-        """Run, reusing `cache` ("path\\0sha" → result); returns the output and the new cache."""
+        """Run, reusing `cache` ("path\\0sha" → result); returns the output and the new cache.
+
+        Files not in the cache are analysed once per distinct (blob, content class), in `ctx.workers`
+        processes when there are many of them.
+        """
+        records = ctx.matching(self.inputs)
+        keys = [f"{record.path}\0{record.sha}" for record in records]
+        todo: dict[str, FileRecord] = {}  # analysis key → the first record needing it
+        shared: dict[str, str] = {}  # cache key → analysis key, for the records not in the cache
+        for record, key in zip(records, keys, strict=True):
+            if key not in cache:
+                content = self.content_class(record.path)
+                shared[key] = key if content is None or path_rule(record.path) else f"\0{content}\0{record.sha}"
+                todo.setdefault(shared[key], record)
+        workers = 1 if self.analysis_is_cheap(ctx) else ctx.workers
+        done = parallel.map_ordered(lambda record: self.analyze(ctx, record), list(todo.values()), workers)
+        analysed = dict(zip(todo, done, strict=True))
         fresh: dict[str, Any] = {}
         results: dict[str, Any] = {}
-        for record in ctx.matching(self.inputs):
-            key = f"{record.path}\0{record.sha}"
-            result = cache[key] if key in cache else self.analyze(ctx, record)
+        for record, key in zip(records, keys, strict=True):
+            result = cache[key] if key in cache else analysed[shared[key]]
             fresh[key] = result
             results[record.path] = result
+        ctx.analysed[self.name] = fresh
         return self.combine(ctx, results), fresh

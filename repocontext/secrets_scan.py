@@ -7,6 +7,7 @@ files are read. Nothing of a flagged file is kept but its path and the rule.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,30 +17,39 @@ from repocontext.secrets import content_rule
 SCAN_LIMIT = 2_000_000  # larger files are not scanned (nor loaded into bundles whole)
 
 
-def _flagged(root: Path, record: FileRecord) -> str | None:
+def _flagged(root: str, record: FileRecord) -> tuple[bool, str | None]:
+    """(whether the content was read, the content rule it trips)."""
     if record.size > SCAN_LIMIT:
-        return None
+        return False, None
     try:
-        data = (root / record.path).read_bytes()
+        with open(os.path.join(root, record.path), "rb") as handle:
+            data = handle.read()
     except OSError:
-        return None
+        return False, None
     if b"\0" in data[:8192]:
-        return None
-    return content_rule(data.decode("utf-8", errors="replace"))
+        return True, None
+    return True, content_rule(data.decode("utf-8", errors="replace"))
 
 
 def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str]) -> tuple[list[FileRecord], list[Denied]]:
     """Split `files` into the clean ones and the denied ones.
 
-    `previous` maps path → blob id of files the last snapshot kept (scanned clean).
+    `previous` maps path → blob id of files the last snapshot kept (scanned clean). Content is read
+    once per blob id: copies share the verdict of the first one read.
     """
+    top = str(root)
+    verdicts: dict[str, str | None] = {}  # blob id → rule, for blobs read
     kept: list[FileRecord] = []
     denied: list[Denied] = []
     for record in files:
         if previous.get(record.path) == record.sha:
-            kept.append(record)
-            continue
-        rule = _flagged(root, record)
+            rule = None
+        elif record.sha in verdicts:
+            rule = verdicts[record.sha]
+        else:
+            read, rule = _flagged(top, record)
+            if read:
+                verdicts[record.sha] = rule
         if rule:
             denied.append(Denied(path=record.path, rule=rule))
         else:

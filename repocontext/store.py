@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import TypeAdapter
 
 from repocontext.model import RepoContext
+from repocontext.parallel import gc_paused
 
 WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
 
@@ -31,11 +33,14 @@ def repo_id(root: Path) -> str:
     return f"{slug}-{hashlib.sha1(real.encode()).hexdigest()[:12]}"
 
 
-def atomic_write(path: Path, text: str) -> None:
+_CONTEXT_JSON = TypeAdapter(RepoContext)  # dump_json: model_dump_json's bytes, without a str in between
+
+
+def atomic_write(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -57,7 +62,7 @@ class RepoContextStore:
         key = context.meta.commit or WORKTREE_KEY
         target = self.repo_dir(root) / f"{key}.json"
         try:
-            atomic_write(target, context.model_dump_json())
+            atomic_write(target, _CONTEXT_JSON.dump_json(context))
             atomic_write(self.repo_dir(root) / "latest", key + "\n")
         except OSError as exc:
             raise StoreError(f"cannot write RepoContext to {target}: {exc.strerror}") from exc
@@ -78,7 +83,9 @@ class RepoContextStore:
         if path is None:
             return None
         try:
-            data = orjson.loads(path.read_bytes())
+            raw = path.read_bytes()
+            with gc_paused():  # a large snapshot is many small objects; collections while parsing are wasted
+                data = orjson.loads(raw)
         except (OSError, orjson.JSONDecodeError) as exc:
             raise StoreError(f"RepoContext {path} is unreadable ({exc}); re-run `planner gather`") from exc
         if not isinstance(data, dict) or "meta" not in data:
@@ -88,7 +95,9 @@ class RepoContextStore:
     def load_cache(self, root: Path) -> dict[str, dict[str, Any]]:
         """Per-file probe results from earlier gathers (empty when absent or unreadable)."""
         try:
-            data = orjson.loads((self.repo_dir(root) / "probe-cache.json").read_bytes())
+            raw = (self.repo_dir(root) / "probe-cache.json").read_bytes()
+            with gc_paused():
+                data = orjson.loads(raw)
         except (OSError, orjson.JSONDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -96,7 +105,7 @@ class RepoContextStore:
     def save_cache(self, root: Path, cache: dict[str, dict[str, Any]]) -> None:
         target = self.repo_dir(root) / "probe-cache.json"
         try:
-            atomic_write(target, orjson.dumps(cache).decode())
+            atomic_write(target, orjson.dumps(cache))
         except OSError as exc:
             raise StoreError(f"cannot write probe cache {target}: {exc.strerror}") from exc
 

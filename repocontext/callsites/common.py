@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
 from repocontext.callsites.distributions import normalise
+from repocontext.paths import is_plain, split_path
 
 # Directories that hold importable code without being a package themselves.
 SOURCE_ROOTS = ("src", "lib")
@@ -51,12 +53,25 @@ class FileScan:
 
 def package_dirs(paths: Iterable[str]) -> frozenset[str]:
     """Directories holding an `__init__.py` (regular Python packages)."""
-    return frozenset(str(PurePosixPath(p).parent) for p in paths if PurePosixPath(p).name == "__init__.py")
+    found = set()
+    for path in paths:
+        parent, name = split_path(path)
+        if name == "__init__.py":
+            found.add(parent)
+    return frozenset(found)
+
+
+def _stem(name: str) -> str:
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _parts(path: str) -> tuple[list[str], str]:
-    pure = PurePosixPath(path)
-    return list(pure.parent.parts) if str(pure.parent) != "." else [], pure.stem
+    if not is_plain(path):
+        pure = PurePosixPath(path)
+        return list(pure.parent.parts) if str(pure.parent) != "." else [], pure.stem
+    parent, _, name = path.rpartition("/")
+    return parent.split("/") if parent else [], _stem(name)
 
 
 def python_module_name(path: str, packages: frozenset[str]) -> str | None:
@@ -67,14 +82,31 @@ def python_module_name(path: str, packages: frozenset[str]) -> str | None:
     named by its whole path (PEP 420 namespace packages), less a leading
     `src/` or `lib/`.
     """
-    dirs, stem = _parts(path)
+    if is_plain(path):  # the same for every file of a directory: worked out once per directory
+        parent, _, name = path.rpartition("/")
+        names = [*_import_dirs(parent, packages)]
+        stem = _stem(name)
+    else:
+        dirs, stem = _parts(path)
+        names = _climb(dirs, packages)
+    if stem != "__init__":
+        names.append(stem)
+    return ".".join(names) or None
+
+
+def _climb(dirs: list[str], packages: frozenset[str]) -> list[str]:
+    """The directories that name a module in `dirs`: those from the import root down."""
     start = len(dirs)
     while start > 0 and "/".join(dirs[:start]) in packages:
         start -= 1
     if start == len(dirs):  # the file's own directory is not a package
         start = 1 if dirs and dirs[0] in SOURCE_ROOTS else 0
-    names = dirs[start:] + ([] if stem == "__init__" else [stem])
-    return ".".join(names) or None
+    return dirs[start:]
+
+
+@lru_cache(maxsize=16384)
+def _import_dirs(parent: str, packages: frozenset[str]) -> tuple[str, ...]:
+    return tuple(_climb(parent.split("/") if parent else [], packages))
 
 
 def python_import_names(path: str, packages: frozenset[str]) -> set[str]:
@@ -96,7 +128,7 @@ def python_package(path: str, module: str | None) -> str | None:
     """The package relative imports in `path` resolve against."""
     if module is None:
         return None
-    if PurePosixPath(path).name == "__init__.py":
+    if split_path(path)[1] == "__init__.py":
         return module
     return module.rpartition(".")[0]
 

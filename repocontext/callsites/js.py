@@ -12,10 +12,9 @@ counts), computed members (`x['a']`), re-assignment of bound names.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 from repocontext.callsites import treesitter as ts
 from repocontext.callsites.common import FileScan, RawSite
+from repocontext.paths import suffix as path_suffix
 
 _IMPORTS = """
 (import_statement source: (string) @src) @import
@@ -49,7 +48,7 @@ _Binding = tuple[str, str, ts.Node]  # (local name, qualified name, node giving 
 
 
 def grammar_for(path: str) -> str:
-    suffix = PurePosixPath(path).suffix.lower()
+    suffix = path_suffix(path).lower()
     return {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx"}.get(suffix, "javascript")
 
 

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from repocontext.paths import is_plain, split_path, suffix
+
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
 _JS_TEST = re.compile(r".+\.(test|spec)\.(js|mjs|cjs|jsx|ts|tsx)")
 _TEST_DIRS = frozenset({"test", "tests", "testing"})
@@ -23,27 +25,33 @@ _JS_TO_TS = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx
 
 def kind_of_test(path: str) -> str | None:
     """"python", "js" or "go" when the path names a test file; None otherwise (content not considered)."""
-    pure = PurePosixPath(path)
-    name = pure.name
+    name = split_path(path)[1]
     if name.endswith(".py"):
         if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
             return "python"
         return None
     if name.endswith("_test.go"):
         return "go"
-    if name.endswith(JS_SUFFIXES) and (_JS_TEST.fullmatch(name) or "__tests__" in pure.parts[:-1]):
+    if name.endswith(JS_SUFFIXES) and (_JS_TEST.fullmatch(name) or "__tests__" in _dir_parts(path)):
         return "js"
     return None
 
 
+def _dir_parts(path: str) -> list[str] | tuple[str, ...]:
+    """The directory names above a file, as PurePosixPath(path).parts[:-1] gives them."""
+    return path.split("/")[:-1] if is_plain(path) else PurePosixPath(path).parts[:-1]
+
+
 def may_hold_unittest(path: str) -> bool:
     """A .py file worth opening to look for a TestCase subclass (named test*.py or under a tests dir)."""
-    pure = PurePosixPath(path)
-    return pure.suffix == ".py" and (pure.name.startswith("test") or bool(_TEST_DIRS & set(pure.parts[:-1])))
+    name = split_path(path)[1]
+    if suffix(path) != ".py":
+        return False
+    return name.startswith("test") or not _TEST_DIRS.isdisjoint(_dir_parts(path))
 
 
 def python_framework(imports: list[str], test_case: bool, path: str) -> str:
-    if PurePosixPath(path).name == "conftest.py" or not test_case:
+    if split_path(path)[1] == "conftest.py" or not test_case:
         return "pytest"
     uses_pytest = any(m == "pytest" or m.startswith(("pytest.", "_pytest")) for m in imports)
     return "pytest" if uses_pytest else "unittest"

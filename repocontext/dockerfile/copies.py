@@ -11,6 +11,8 @@ directory; relative destinations are under the WORKDIR in effect.
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -61,11 +63,48 @@ def _sources_and_dest(instruction: Instruction, escape: str) -> tuple[list[str],
     return words[:-1], words[-1]
 
 
-def _match(pattern: str, files: list[str]) -> list[tuple[str, str | None]]:
+class Listing:
+    """Repository paths for COPY source matching: kept in the given order, searched by sorted prefix.
+
+    Build one per file list and pass it for every Dockerfile: matching a source
+    then costs a binary search plus the files below it, not a scan of the repository.
+    """
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.files = list(files)
+        self.order = sorted(range(len(self.files)), key=self.files.__getitem__)
+        self.keys = [self.files[i] for i in self.order]
+
+    def under(self, prefix: str) -> list[int]:
+        """Positions (in the given order) of `prefix` itself and every path below it; all when it is ""."""
+        if not prefix:
+            return list(range(len(self.files)))
+        found = []
+        exact = bisect_left(self.keys, prefix)
+        while exact < len(self.keys) and self.keys[exact] == prefix:
+            found.append(self.order[exact])
+            exact += 1
+        # "a/b/..." sorts in one run, between "a/b/" and "a/b0" ("0" follows "/").
+        start, end = bisect_left(self.keys, prefix + "/"), bisect_left(self.keys, prefix + "0")
+        found += self.order[start:end]
+        return sorted(found)
+
+
+def _as_listing(files: Sequence[str] | Listing) -> Listing:
+    return files if isinstance(files, Listing) else Listing(files)
+
+
+def _match(pattern: str, files: Listing) -> list[tuple[str, str | None]]:
     """(repo path, path below the matched directory or None for a direct match)."""
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    literal: list[str] = []
+    for part in parts:  # fnmatch of a part without wildcards is plain equality: search by that prefix
+        if any(c in part for c in _GLOB_CHARS):
+            break
+        literal.append(part)
     found: list[tuple[str, str | None]] = []
-    for path in files:
+    for position in files.under("/".join(literal)):
+        path = files.files[position]
         segments = path.split("/")
         if len(segments) < len(parts) or not all(fnmatchcase(s, p) for s, p in zip(segments, parts, strict=False)):
             continue
@@ -73,7 +112,7 @@ def _match(pattern: str, files: list[str]) -> list[tuple[str, str | None]]:
     return found
 
 
-def _repo_sources(source: str, dockerfile_dir: str, files: list[str]) -> list[tuple[str, str | None]]:
+def _repo_sources(source: str, dockerfile_dir: str, files: Listing) -> list[tuple[str, str | None]]:
     if "://" in source or source.startswith("git@"):
         return []
     for base in dict.fromkeys((dockerfile_dir, "")):
@@ -93,9 +132,10 @@ def _target(dest: str, workdir: str, as_dir: bool, name: str) -> str:
     return posixpath.normpath(base)
 
 
-def copied_files(dockerfile: Dockerfile, path: str, files: list[str]) -> list[Copied]:
-    """Every file COPY/ADD put into the final image (chain order)."""
+def copied_files(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing) -> list[Copied]:
+    """Every file COPY/ADD put into the final image (chain order); `files` lists the repository."""
     dockerfile_dir = posixpath.dirname(path)
+    listing = _as_listing(files)
     out: list[Copied] = []
     for stage, instruction, workdir in walk(chain(dockerfile)):
         if instruction.keyword not in ("COPY", "ADD"):
@@ -117,7 +157,7 @@ def copied_files(dockerfile: Dockerfile, path: str, files: list[str]) -> list[Co
                 target = _target(dest, workdir, many, posixpath.basename(source.rstrip("/")))
                 out.append(Copied(container=target, image_path=f"{source_from}:{source}", explicit=True, **common))
             else:
-                for repo_path, below in _repo_sources(source, dockerfile_dir, files):
+                for repo_path, below in _repo_sources(source, dockerfile_dir, listing):
                     if below is None:
                         target = _target(dest, workdir, many, posixpath.basename(repo_path))
                     else:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from repocontext.dockerfile.copies import Copied, chain, copied_files, walk
+from repocontext.dockerfile.copies import Copied, Listing, chain, copied_files, walk
 from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.words import split_words, unquote
 from repocontext.model import CommandSpec, Dockerfile, Instruction, ShellEvidence, Stage
@@ -77,7 +77,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 class _Evidence:
-    def __init__(self, dockerfile: Dockerfile, path: str, files: list[str], read: Reader) -> None:
+    def __init__(self, dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader) -> None:
         self.dockerfile, self.path, self.read = dockerfile, path, read
         self.stages = chain(dockerfile)
         self.copied = copied_files(dockerfile, path, files)
@@ -183,11 +183,11 @@ class _Evidence:
         return named[-1] if named and len({c.container for c in named}) == 1 else None
 
 
-def evidence(dockerfile: Dockerfile, path: str, files: list[str], read: Reader) -> list[ShellEvidence]:
+def evidence(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader) -> list[ShellEvidence]:
     return _Evidence(dockerfile, path, files, read).run()
 
 
-def files_to_read(dockerfile: Dockerfile, path: str, files: list[str]) -> list[str]:
+def files_to_read(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing) -> list[str]:
     """Repository files whose content the evidence depends on (for the probe's fingerprint).
 
     Which files are read never depends on their content, so a dry run that records

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from repocontext.model import BuildSystem, Manifest
+from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
 # file name -> (build system, ecosystem or None, manifest kind or None)
@@ -42,11 +43,11 @@ KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
 
 def classify(path: str) -> tuple[str, str | None, str | None] | None:
     """(build system, ecosystem, manifest kind) for a build-relevant path, else None."""
-    name = PurePosixPath(path).name
+    parent, name = split_path(path)
     if name in KNOWN_FILES:
         return KNOWN_FILES[name]
     if (name.startswith("requirements") and name.endswith((".txt", ".in"))) or (
-        name.endswith(".txt") and PurePosixPath(path).parent.name == "requirements"
+        name.endswith(".txt") and split_path(parent)[1] == "requirements"
     ):
         return ("pip", "PyPI", "manifest")
     if name.startswith("constraints") and name.endswith(".txt"):

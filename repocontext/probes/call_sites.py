@@ -19,12 +19,11 @@ A module name used by two ecosystems (npm `yaml` and PyPI `yaml`) is one group.
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import PurePosixPath
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 from repocontext.callsites import go, js
@@ -35,12 +34,15 @@ from repocontext.callsites.common import (
     package_dirs,
     python_module_name,
     python_package,
+    resolve_dotted,
     resolve_scan,
 )
 from repocontext.callsites.distributions import Providers
 from repocontext.callsites.python import scan_python
 from repocontext.callsites.testfiles import JS_SUFFIXES
 from repocontext.model import Diagnostic, FileRecord
+from repocontext.parallel import gc_paused
+from repocontext.paths import split_path
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
 
 PY_GLOBS = ("**/*.py",)
@@ -73,7 +75,7 @@ class RepoLayout:
         for path, module in self.py_modules.items():
             if not module:
                 continue
-            parent = str(PurePosixPath(path).parent)
+            parent = split_path(path)[0]
             strong = parent in self.packages or parent in (".", *SOURCE_ROOTS)
             (self.py_top if strong else self.py_top_weak).add(module.partition(".")[0])
         self.npm_names = npm_names
@@ -126,6 +128,22 @@ def scanned(path: str, result: Any, layout: RepoLayout) -> FileScan | None:
     return resolve_scan(scan, layout.package_of(path)) if path.endswith(".py") else scan
 
 
+_ROW_ORDER = itemgetter(2, 3, 4, 1)  # a cached row's (line, col, kind, symbol): the order of sites in a file
+
+
+def resolved_rows(rows: Iterable[Sequence[Any]], package: str | None) -> list[Sequence[Any]]:
+    """Cached Python rows with relative names made absolute (as `resolve_scan` does); unresolvable ones dropped."""
+    out: list[Sequence[Any]] = []
+    for row in rows:
+        if not row[1].startswith("."):
+            out.append(row)
+            continue
+        symbol, module = resolve_dotted(row[1], package), resolve_dotted(row[0], package)
+        if symbol is not None and module is not None:
+            out.append((module, symbol, row[2], row[3], row[4]))
+    return out
+
+
 def go_dependencies(dependencies: Mapping[str, Any] | None) -> list[str]:
     found = set()
     for records in (dependencies or {}).values():
@@ -143,19 +161,22 @@ class Grouper:
         self.providers = Providers(dependencies)
         self.go_known = go_dependencies(dependencies) + sorted(layout.go_modules.values())
         self.groups: dict[str, dict[str, Any]] = {}
-        self._memo: dict[tuple[str, str], tuple[str, bool, list[str]] | None] = {}
+        self._by_language: dict[str, dict[str, tuple[str, bool, list[str]] | None]] = {}  # language → ident → key
 
     def key(self, language: str, site: RawSite) -> tuple[str, bool, list[str]] | None:
         """(group key, first party, aliases), or None when the site is left out; memoised per module."""
+        return self.classify(language, site.module, site.symbol)
+
+    def classify(self, language: str, module: str, symbol: str) -> tuple[str, bool, list[str]] | None:
         if language == "python":
-            top = site.symbol.partition(".")[0]
-            ident = site.symbol if top in self.providers.namespace_roots else top
+            top = symbol.partition(".")[0]
+            ident = symbol if top in self.providers.namespace_roots else top
         else:
-            ident = site.module
-        memo = (language, ident)
-        if memo not in self._memo:
-            self._memo[memo] = self._classify(language, ident)
-        return self._memo[memo]
+            ident = module
+        memo = self._by_language.setdefault(language, {})
+        if ident not in memo:
+            memo[ident] = self._classify(language, ident)
+        return memo[ident]
 
     def _classify(self, language: str, ident: str) -> tuple[str, bool, list[str]] | None:
         if language == "python":
@@ -179,38 +200,40 @@ class Grouper:
         return module, first, [] if first else [module]
 
     def add(self, path: str, language: str, sites: list[RawSite]) -> None:
-        for site in sites:
-            found = self.key(language, site)
+        self.add_rows(path, language, [(s.module, s.symbol, s.line, s.col, s.kind) for s in sites])
+
+    def add_rows(self, path: str, language: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Add one file's sites given as cached rows (module, symbol, line, col, kind)."""
+        # The hot loop of combine (once per site): classification inlined down to a memo lookup.
+        groups, roots, python = self.groups, self.providers.namespace_roots, language == "python"
+        memo = self._by_language.setdefault(language, {})
+        for module, symbol, line, col, kind in rows:
+            if python:
+                top = symbol.partition(".")[0]
+                ident = symbol if top in roots else top
+            else:
+                ident = module
+            found = memo[ident] if ident in memo else self.classify(language, module, symbol)
             if found is None:
                 continue
             key, first_party, aliases = found
-            group = self.groups.get(key)
+            group = groups.get(key)
             if group is None:
-                group = self.groups[key] = {"module": key, "aliases": set(), "first_party": first_party, "sites": []}
-            group["aliases"].update(aliases)
-            group["sites"].append({"file": path, "line": site.line, "col": site.col, "symbol": site.symbol,
-                                   "kind": site.kind})
+                group = groups[key] = {"module": key, "aliases": set(), "first_party": first_party, "sites": []}
+            if aliases:
+                group["aliases"].update(aliases)
+            group["sites"].append({"file": path, "line": line, "col": col, "symbol": symbol, "kind": kind})
 
-    def result(self) -> dict[str, dict[str, Any]]:
+    def result(self, presorted: bool = False) -> dict[str, dict[str, Any]]:
+        """The groups by key; `presorted`: sites were added file by file in path order, each file's sorted."""
         out = {}
         for key in sorted(self.groups):
             group = self.groups[key]
             group["aliases"] = sorted(group["aliases"])
-            group["sites"].sort(key=lambda s: (s["file"], s["line"], s["col"], s["kind"], s["symbol"]))
+            if not presorted:
+                group["sites"].sort(key=lambda s: (s["file"], s["line"], s["col"], s["kind"], s["symbol"]))
             out[key] = group
         return out
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC: parse trees are acyclic, and collections over the growing result dominate otherwise."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class CallSitesProbe(PerFileProbe):
@@ -226,6 +249,14 @@ class CallSitesProbe(PerFileProbe):
         with gc_paused():
             return super().run_cached(ctx, cache)
 
+    def content_class(self, path: str) -> str | None:
+        """The scanner (and grammar) a file gets, or the manifest kind: all of the path `analyze` uses."""
+        name = path.rpartition("/")[2]
+        if name in ("package.json", "go.mod"):
+            return name
+        language = language_of(path)
+        return f"js:{js.grammar_for(path)}" if language == "js" else str(language)
+
     def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
         """One file's imports and uses (plain JSON, cached by blob id), or a manifest's facts."""
         manifest = analyze_manifest(ctx, record.path)
@@ -238,12 +269,18 @@ class CallSitesProbe(PerFileProbe):
         layout = RepoLayout.from_results(results)
         grouper = Grouper(layout, ctx.upstream.get("dependencies"))
         diagnostics: list[Diagnostic] = []
+        # Works on the cached rows directly (no FileScan per file). Files in path order, each file's sites in
+        # site order, make every group's site list sorted as it is built: no sort over all sites at the end.
+        paths = list(results)
+        in_order = all(a < b for a, b in pairwise(paths))
         for path, result in results.items():
-            scan = scanned(path, result, layout)
-            if scan is None:
+            if not isinstance(result, Mapping) or "sites" not in result:
                 continue
-            if scan.error:
-                diagnostics.append(self.diagnostic(f"{scan.error}; file skipped", path, scan.error_line))
+            if result.get("error"):
+                diagnostics.append(self.diagnostic(f"{result['error']}; file skipped", path, result.get("error_line")))
                 continue
-            grouper.add(path, language_of(path) or "", scan.sites)
-        return ProbeOutput(values={"call_sites": grouper.result()}, diagnostics=diagnostics)
+            rows = result.get("sites", [])
+            if path.endswith(".py"):
+                rows = resolved_rows(rows, layout.package_of(path))
+            grouper.add_rows(path, language_of(path) or "", sorted(rows, key=_ROW_ORDER) if in_order else rows)
+        return ProbeOutput(values={"call_sites": grouper.result(presorted=in_order)}, diagnostics=diagnostics)

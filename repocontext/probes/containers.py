@@ -10,10 +10,10 @@ copies in (for their shebang); those files are part of the fingerprint.
 from __future__ import annotations
 
 import hashlib
-from pathlib import PurePosixPath
 
 from repocontext.deployments import YAML_GLOBS, find_deployments
 from repocontext.dockerfile import parse
+from repocontext.dockerfile.copies import Listing
 from repocontext.dockerfile.shell import evidence, files_to_read
 from repocontext.model import Containers, Diagnostic, Dockerfile
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
@@ -24,7 +24,7 @@ SCRIPT_GLOBS = ("**/*.sh",)
 
 
 def is_dockerfile(path: str) -> bool:
-    name = PurePosixPath(path).name
+    name = path.rpartition("/")[2]
     return (
         name in ("Dockerfile", "Containerfile")
         or name.startswith(("Dockerfile.", "Containerfile."))
@@ -45,7 +45,7 @@ class ContainersProbe(Probe):
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         # Files copied into a final image are read for their shebang whatever their name.
         digest = hashlib.sha256()
-        paths = sorted(r.path for r in ctx.files)
+        paths = Listing(sorted(r.path for r in ctx.files))
         for path, text in self._dockerfiles(ctx):
             if text is None:
                 continue
@@ -57,7 +57,7 @@ class ContainersProbe(Probe):
     def run(self, ctx: ProbeContext) -> ProbeOutput:
         diagnostics: list[Diagnostic] = []
         result = Containers()
-        paths = sorted(r.path for r in ctx.files)
+        paths = Listing(sorted(r.path for r in ctx.files))
         for path, text in self._dockerfiles(ctx):
             if text is None:
                 diagnostics.append(self.diagnostic("not read (binary, too large or secret-looking)", path))

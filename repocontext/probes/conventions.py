@@ -22,12 +22,12 @@ import configparser
 import json
 import re
 import tomllib
-from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
 from repocontext.model import Diagnostic
+from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
 FORMATTERS = frozenset({"black", "isort", "prettier", "gofmt", "gofumpt", "goimports", "autopep8", "yapf"})
@@ -112,7 +112,7 @@ class ConventionsProbe(Probe):
     # tools --------------------------------------------------------------
     def _collect(self, ctx: ProbeContext, found: _Found) -> None:
         for record in ctx.files:
-            path, name = record.path, PurePosixPath(record.path).name
+            path, name = record.path, split_path(record.path)[1]
             for tool in CONFIG_FILES.get(name, ()):
                 found.add(tool, path)
             if PRETTIER_FILE.fullmatch(name):

@@ -17,7 +17,9 @@ class LanguagesProbe(Probe):
         for record in ctx.files:
             if record.language is None:
                 continue
-            stat = stats.setdefault(record.language, LanguageStat())
+            stat = stats.get(record.language)
+            if stat is None:
+                stat = stats[record.language] = LanguageStat()
             stat.files += 1
             stat.bytes += record.size
         ordered = dict(sorted(stats.items(), key=lambda kv: (-kv[1].bytes, kv[0])))

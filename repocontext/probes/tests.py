@@ -49,22 +49,29 @@ class _Test:
 
 
 class _Sites:
-    """Third-party call sites from the `call_sites` section, indexed by file and by group."""
+    """Third-party call sites from the `call_sites` section: those in non-test files by file, and the groups
+    each test file imports."""
 
     def __init__(self, call_sites: Mapping[str, Any], tests: set[str]) -> None:
-        self.by_file: dict[str, list[tuple[str, str]]] = {}  # non-test file → [(group, "file:line")]
-        self.by_group: dict[str, list[str]] = {}  # group → ["file:line"] in non-test files
-        self.imported_by: dict[str, set[str]] = {}  # file → third-party groups it imports
+        self.by_file: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # non-test file → [(group, site)]
+        self.imported_by: dict[str, set[str]] = {}  # test file → third-party groups it imports
         for key, group in call_sites.items():
             if not isinstance(group, Mapping) or group.get("first_party"):
                 continue
             for site in group.get("sites", []):
-                where = f"{site['file']}:{site['line']}"
-                if site.get("kind") == "import":
-                    self.imported_by.setdefault(site["file"], set()).add(key)
-                if site["file"] not in tests:
-                    self.by_file.setdefault(site["file"], []).append((key, where))
-                    self.by_group.setdefault(key, []).append(where)
+                file = site["file"]
+                if file not in tests:
+                    found = self.by_file.get(file)
+                    if found is None:
+                        self.by_file[file] = [(key, site)]
+                    else:
+                        found.append((key, site))
+                elif site.get("kind") == "import":
+                    self.imported_by.setdefault(file, set()).add(key)
+
+    def in_file(self, path: str) -> list[tuple[str, str]]:
+        """[(group, "file:line")] for the third-party sites in a non-test file."""
+        return [(key, f"{site['file']}:{site['line']}") for key, site in self.by_file.get(path, ())]
 
 
 def _directory(path: str) -> str:
@@ -88,6 +95,9 @@ class TestsProbe(PerFileProbe):
         with gc_paused():
             return super().run_cached(ctx, cache)
 
+    def analysis_is_cheap(self, ctx: ProbeContext) -> bool:
+        return "call_sites" in ctx.analysed  # test files' scans come from call_sites; the rest is path checks
+
     def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
         """A test file's scan (plain JSON, cached by blob id), a manifest's facts, or None."""
         path = record.path
@@ -99,6 +109,9 @@ class TestsProbe(PerFileProbe):
         kind = testfiles.kind_of_test(path) if language_of(path) else None
         if kind is None and not testfiles.may_hold_unittest(path):
             return None
+        scanned_json = ctx.analysed.get("call_sites", {}).get(f"{path}\0{record.sha}", _UNKNOWN)
+        if scanned_json is not _UNKNOWN:  # call_sites scanned this very blob in this gather: same scan
+            return _from_scan(ctx, path, kind, scanned_json)
         text = ctx.read_text(path)
         if text is None or (kind is None and "TestCase" not in text):
             return None
@@ -117,7 +130,7 @@ class TestsProbe(PerFileProbe):
             covered: set[str] = set()
             groups = set(sites.imported_by.get(test.path, ()))
             for target in test.targets:
-                for key, where in sites.by_file.get(target, ()):
+                for key, where in sites.in_file(target):
                     covered.add(where)
                     groups.add(key)
             for key in groups:
@@ -127,6 +140,18 @@ class TestsProbe(PerFileProbe):
         return ProbeOutput(values={"tests": {
             "files": files, "by_module": {k: sorted(by_module[k]) for k in sorted(by_module)},
         }})
+
+
+_UNKNOWN = object()
+
+
+def _from_scan(ctx: ProbeContext, path: str, kind: str | None, scan: Any) -> dict[str, Any] | None:
+    """What `analyze` returns, given call_sites' result for the same file (its scan, or None when unread)."""
+    if not isinstance(scan, dict) or scan.get("error") or (kind is None and not scan.get("test_case")):
+        return None
+    if kind is None and "TestCase" not in (ctx.read_text(path) or ""):
+        return None  # as analyze decides (a class can derive from *TestCase without the word, via NFKC)
+    return {"kind": kind or "python", **scan}
 
 
 def _tests(results: Mapping[str, Any], layout: RepoLayout) -> list[_Test]:

@@ -1,0 +1,136 @@
+"""Process-parallel per-file work: same results, same order, as a plain loop — and the gather along with it."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from repocontext import parallel
+from repocontext.gather import gather
+from repocontext.store import RepoContextStore
+
+
+def _pid_and_square(item: int) -> tuple[int, int]:
+    return os.getpid(), item * item
+
+
+def _fails_on_seven(item: int) -> int:
+    if item == 7:
+        raise ValueError("seven")
+    return item
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # let tiny test batches take the process path
+
+
+def test_map_ordered_uses_child_processes_and_keeps_order(small_batches: None) -> None:
+    assert parallel.can_fork(), "another thread is running: the process path cannot be tested"
+    results = parallel.map_ordered(_pid_and_square, list(range(50)), 2)
+    assert [square for _, square in results] == [i * i for i in range(50)]
+    assert os.getpid() not in {pid for pid, _ in results}  # computed in the forked workers
+
+
+def test_map_ordered_runs_in_process_when_parallelism_does_not_pay(small_batches: None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 1)} == {os.getpid()}
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 10)
+    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2)} == {os.getpid()}
+
+
+def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None) -> None:
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not parallel.can_fork()
+        assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, list(range(20)), 2)} == {os.getpid()}
+    finally:
+        release.set()
+        other.join()
+
+
+def test_map_ordered_raises_what_the_function_raises(small_batches: None) -> None:
+    with pytest.raises(ValueError, match="seven"):
+        parallel.map_ordered(_fails_on_seven, list(range(20)), 2)
+
+
+def test_default_workers_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(parallel.WORKERS_ENV, "1")
+    assert parallel.default_workers() == 1
+    monkeypatch.setenv(parallel.WORKERS_ENV, "3")
+    assert parallel.default_workers() == 3
+    monkeypatch.delenv(parallel.WORKERS_ENV)
+    assert 1 <= parallel.default_workers() <= parallel.MAX_WORKERS
+
+
+REPO_FILES = {
+    "requirements.txt": "requests==2.30.0\nPyYAML==5.3.1\n",
+    "package.json": '{"name": "web", "dependencies": {"lodash": "4.17.20"}, "devDependencies": {"vitest": "1"}}\n',
+    "go.mod": "module example.com/svc\n\ngo 1.22\n\nrequire github.com/gin-gonic/gin v1.9.0\n",
+    "Dockerfile": "FROM python:3.11-slim\nCOPY run.sh /run.sh\nCOPY app /app\nENTRYPOINT [\"/run.sh\"]\n",
+    "run.sh": "#!/bin/sh\nexec python -m app\n",
+    "app/__init__.py": "",
+    "app/core.py": "import yaml\nimport requests\n\n\ndef load(p):\n    return yaml.safe_load(requests.get(p).text)\n",
+    "app/util.py": "from . import core\nfrom .core import load\n\n\ndef go():\n    return core.load('x') or load()\n",
+    "app/broken.py": "def (:\n",
+    "tests/test_core.py": "import unittest\nfrom app import core\n\n\nclass T(unittest.TestCase):\n    pass\n",
+    "tests/helpers.py": "class HelperTestCase:\n    pass\n",
+    "web/index.js": "import _ from 'lodash';\nexport const f = () => _.map([1], x => x);\n",
+    "web/index.test.js": "import { f } from './index.js';\nimport { test } from 'vitest';\ntest('f', () => f());\n",
+    "svc/main.go": "package main\n\nimport \"github.com/gin-gonic/gin\"\n\nfunc main() { gin.Default() }\n",
+    "svc/main_test.go": "package main\n\nimport \"testing\"\n\nfunc TestMain(t *testing.T) {}\n",
+    **{f"app/copy{i}.py": "import yaml\nyaml.safe_load('a')\n" for i in range(12)},  # identical blobs
+    **{f"web/copy{i}.ts": "import axios from 'axios';\naxios.get('/');\n" for i in range(6)},
+}
+
+
+def _json(context: object) -> str:
+    return re.sub(r'"gathered_at":"[^"]*"', '"gathered_at":""', context.model_dump_json())  # type: ignore[attr-defined]
+
+
+def test_parallel_gather_equals_serial_gather(make_repo: Callable[..., Path], small_batches: None,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parallel.can_fork(), "another thread is running: the process path cannot be tested"
+    forked_batches: list[int] = []
+    original = parallel.map_ordered
+
+    def counting(func: Callable[[object], object], items: list[object], workers: int) -> list[object]:
+        if workers > 1 and items:
+            forked_batches.append(len(items))
+        return original(func, items, workers)
+
+    monkeypatch.setattr(parallel, "map_ordered", counting)
+    repo = make_repo(REPO_FILES)
+    serial_cache: dict = {}
+    parallel_cache: dict = {}
+    serial = gather(repo, workers=1, cache=serial_cache)
+    assert forked_batches == []
+    forked = gather(repo, workers=2, cache=parallel_cache)
+    assert forked_batches  # call_sites went through the workers
+    assert _json(forked) == _json(serial)
+    assert parallel_cache == serial_cache
+    assert serial.call_sites["yaml"].sites and serial.tests.files  # the repo exercises the probes
+
+
+def test_incremental_gather_equals_a_fresh_one(make_repo: Callable[..., Path], tmp_path: Path,
+                                               small_batches: None) -> None:
+    repo = make_repo(REPO_FILES)
+    store = RepoContextStore(tmp_path / "home")
+    cache: dict = {}
+    first = gather(repo, cache=cache, workers=2)
+    path = store.save(first)
+    assert path.read_bytes() == first.model_dump_json().encode()  # the store writes model_dump_json's bytes
+    (repo / "app" / "core.py").write_text("import yaml\n\n\ndef load(p):\n    return yaml.full_load(p)\n")
+    (repo / "app" / "copy3.py").write_text("import flask\nflask.Flask('x')\n")
+    (repo / "tests" / "test_new.py").write_text("import requests\n\n\ndef test_x():\n    requests.get('/')\n")
+    again = gather(repo, previous=store.load_raw(repo), cache=cache, workers=2)
+    fresh = gather(repo, workers=1)
+    assert _json(again).replace('"reused":true', '"reused":false') == _json(fresh)
+    assert again.meta.probes["containers"].reused and not again.meta.probes["call_sites"].reused
