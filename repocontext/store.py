@@ -10,20 +10,21 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import TypeAdapter
 
+from repocontext import sections
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
 
 WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
 
 
-class StoreError(RuntimeError):
-    pass
+StoreError = sections.StoreError  # re-exported: callers catch one error for the whole store
 
 
 def repo_id(root: Path) -> str:
@@ -34,6 +35,14 @@ def repo_id(root: Path) -> str:
 
 
 _CONTEXT_JSON = TypeAdapter(RepoContext)  # dump_json: model_dump_json's bytes, without a str in between
+_SECTION_JSON = {name: TypeAdapter(field.annotation) for name, field in RepoContext.model_fields.items()}
+
+
+def _serialise(context: RepoContext) -> tuple[bytes, dict[str, bytes]]:
+    """The snapshot's JSON and each section's, from one serialisation pass (the whole is the parts joined)."""
+    parts = {name: adapter.dump_json(getattr(context, name)) for name, adapter in _SECTION_JSON.items()}
+    whole = b"{" + b",".join(b'"' + name.encode() + b'":' + data for name, data in parts.items()) + b"}"
+    return whole, parts
 
 
 def atomic_write(path: Path, text: str | bytes) -> None:
@@ -61,8 +70,10 @@ class RepoContextStore:
         root = Path(context.meta.root)
         key = context.meta.commit or WORKTREE_KEY
         target = self.repo_dir(root) / f"{key}.json"
+        whole, parts = _serialise(context)
         try:
-            atomic_write(target, _CONTEXT_JSON.dump_json(context))
+            sections.write(self.repo_dir(root), key, parts, atomic_write)
+            atomic_write(target, whole)
             atomic_write(self.repo_dir(root) / "latest", key + "\n")
         except OSError as exc:
             raise StoreError(f"cannot write RepoContext to {target}: {exc.strerror}") from exc
@@ -76,6 +87,14 @@ class RepoContextStore:
             return None
         path = self.repo_dir(root) / f"{key}.json"
         return path if path.is_file() else None
+
+    def load_lazy(self, root: Path) -> Mapping[str, Any] | None:
+        """The latest snapshot, parsed section by section on demand (falls back to the whole file)."""
+        path = self.latest_path(root)
+        if path is None:
+            return None
+        lazy = sections.open_latest(path.parent, path.stem)
+        return lazy if lazy is not None else self.load_raw(root)
 
     def load_raw(self, root: Path) -> dict[str, Any] | None:
         """The latest snapshot as plain JSON (the fast path the bundle builder uses)."""

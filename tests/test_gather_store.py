@@ -107,7 +107,8 @@ def test_corrupt_snapshot_is_a_clear_error(home: Path, make_repo: Callable[..., 
     repo = make_repo(FILES)
     settings = Settings.from_env()
     _, path = service.gather_repo(settings, repo)
-    path.write_text("{not json")
+    for stored in [path, *path.parent.glob("*.sections-*/*.json")]:
+        stored.write_text("{not json")
     with pytest.raises(EnvironmentProblem, match=r"unreadable .* re-run `planner gather`"):
         service.build_bundle(settings, "vulnerability-remediation", repo, {})
     context, _ = service.gather_repo(settings, repo)  # a re-gather repairs it
@@ -126,3 +127,20 @@ def test_files_with_secret_values_are_denied_and_never_stored(make_repo: Callabl
     write_files(repo, {"deploy/settings.py": "GITHUB_TOKEN = os.environ['GITHUB_TOKEN']\n"})
     cleaned = gather(repo, previous=again.model_dump())
     assert cleaned.denied == [] and "deploy/settings.py" in [f.path for f in cleaned.files]
+
+
+def test_sections_are_read_lazily_and_match_the_whole(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(FILES)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo)
+    store = RepoContextStore(home)
+    lazy = store.load_lazy(repo)
+    whole = store.load_raw(repo)
+    assert lazy is not None and whole is not None and not isinstance(lazy, dict)
+    assert sorted(lazy) == sorted(whole)
+    assert lazy["files"] == whole["files"] and lazy["meta"] == whole["meta"]
+    write_files(repo, {"src/extra.py": "x = 2\n"})
+    commit_all(repo, "more")
+    service.gather_repo(settings, repo)
+    assert "src/extra.py" in [f["path"] for f in store.load_lazy(repo)["files"]]
+    assert len(list(store.repo_dir(repo).glob("*.sections-*"))) <= 2  # older section sets are cleaned up

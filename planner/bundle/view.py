@@ -7,6 +7,7 @@ follow a symlink, never leave the repository, never return secret content.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +34,7 @@ class ReadResult:
 @dataclass
 class RepoView:
     root: Path
-    context: dict[str, Any] | None
+    context: Mapping[str, Any] | None  # the stored RepoContext as JSON, sections parsed on demand
     paths: PathIndex
     sizes: dict[str, int]
     denied: dict[str, str]  # path -> rule
@@ -91,7 +92,7 @@ def read_repo_file(root: Path, rel: str) -> ReadResult:
 def open_view(root: Path, store: RepoContextStore) -> RepoView:
     """A view backed by the stored RepoContext, or a bootstrap view when there is none."""
     root = root.resolve()
-    context = store.load_raw(root)
+    context = store.load_lazy(root)
     if context is not None:
         files = context.get("files", [])
         return RepoView(
