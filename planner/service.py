@@ -35,7 +35,7 @@ def repo_root(path: Path) -> Path:
 
 
 def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None,
-                options: Mapping[str, str] | None = None) -> tuple[RepoContext, Path]:
+                options: Mapping[str, str] | None = None, warm: bool = True) -> tuple[RepoContext, Path]:
     root = repo_root(repo)
     store = RepoContextStore(settings.home)
     try:
@@ -54,7 +54,8 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
         raise PlannerError(str(exc)) from None
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
-    warm_hot_views(settings, root)
+    if warm:
+        warm_hot_views(settings, root)
     return context, path
 
 

@@ -22,6 +22,8 @@ def gather_command(
 ) -> None:
     """Snapshot a repository into a RepoContext (stored under PLANNER_HOME)."""
     settings = Settings.from_env()
+    # The embedded hot-view server lives only as long as this process: warming it here would be wasted.
+    warm = settings.redis_url is not None
     options = {"advisories": os.pathsep.join(str(p) for p in advisories)} if advisories else None
     show_progress = not as_json and sys.stderr.isatty()
     if show_progress:
@@ -32,9 +34,9 @@ def gather_command(
             def step(name: str, done: int, total: int) -> None:
                 bar.update(task, description=name, completed=done, total=total)
 
-            context, path = service.gather_repo(settings, repo, progress=step, options=options)
+            context, path = service.gather_repo(settings, repo, progress=step, options=options, warm=warm)
     else:
-        context, path = service.gather_repo(settings, repo, options=options)
+        context, path = service.gather_repo(settings, repo, options=options, warm=warm)
     if as_json:
         sys.stdout.write(context.model_dump_json(indent=2) + "\n")
         return
