@@ -1,8 +1,9 @@
 """OS package installs found in RUN commands (apt, apt-get, yum, dnf, microdnf, tdnf, apk, zypper).
 
-The command text is tokenised like sh does it for our purpose: quotes, escapes and
-`$(...)` keep a word together; `&&`, `||`, `;`, `|`, `&`, parentheses and
-newlines separate commands; `#` at a word start comments to end of line. Each
+The command text is tokenised by `shellwords` (script mode): quotes, escapes,
+`$(...)` and `${...}` keep a word together; `&&`, `||`, `;`, `|`, `&`,
+parentheses and newlines separate commands; `#` at a word start comments to end
+of line; redirections such as `2>&1` stay inside their word. Each
 simple command is checked after skipping variable assignments, `sudo`/`env` and
 shell keywords. Variable package lists (`$PKGS`) are kept as written.
 """
@@ -14,23 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from repocontext.dockerfile.words import unquote
+from repocontext.dockerfile import shellwords
+from repocontext.dockerfile.shellwords import Token
 from repocontext.model import InstalledPackage, Instruction
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"})
-_OPERATOR_CHARS = "&|;()\n"
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _REDIRECT = re.compile(r"\d*(?:[<>]|&>)")
 _PREFIX_WORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "time", "command", "exec"})
 _HEREDOC_TOKEN = re.compile(r"\d*<<-?(.+)\Z", re.DOTALL)
 _APK_SPEC = re.compile(r"([^=<>~@]+)(@[^=<>~]+)?(?:([=<>~]+)(.*))?\Z")
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str  # unquoted
-    raw: str
-    start: int
 
 
 @dataclass(frozen=True)
@@ -53,60 +47,12 @@ MANAGERS: dict[str, Grammar] = {"apt-get": _APT, "apt": _APT, "yum": _RPM, "dnf"
 
 
 def tokenize(text: str) -> list[Token | None]:
-    """Words with their offsets; None marks a command separator."""
-    tokens: list[Token | None] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and text.startswith(("\\\n", "\\\r\n"), i):
-            i += 2  # a line continuation in a script
-        elif ch in _OPERATOR_CHARS:
-            tokens.append(None)
-            i += 1
-        elif ch.isspace():
-            i += 1
-        elif ch == "#":
-            while i < n and text[i] != "\n":
-                i += 1
-        else:
-            end = _word_end(text, i)
-            tokens.append(Token(unquote(text[i:end]), text[i:end], i))
-            i = end
-    return tokens
-
-
-def _word_end(text: str, i: int) -> int:
-    quote, depth, n = "", 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and quote != "'" and i + 1 < n:
-            if not quote and text[i + 1] in "\r\n":
-                return i
-            i += 2
-            continue
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "$" and text.startswith("$(", i):
-            depth += 1
-            i += 1
-        elif ch == ")" and depth:
-            depth -= 1
-        elif depth == 0 and (ch.isspace() or ch in _OPERATOR_CHARS):
-            return i
-        i += 1
-    return i
+    """Words with their offsets; None marks a command separator (operators and newlines)."""
+    return [None if token.kind == "op" else token for token in shellwords.tokenize(text, "script")]
 
 
 def simple_commands(text: str) -> list[list[Token]]:
-    commands: list[list[Token]] = [[]]
-    for token in tokenize(text):
-        if token is None:
-            commands.append([])
-        else:
-            commands[-1].append(token)
-    return [c for c in commands if c]
+    return [command.words for command in shellwords.commands(shellwords.tokenize(text, "script"))]
 
 
 def _command_words(tokens: list[Token]) -> list[Token]:

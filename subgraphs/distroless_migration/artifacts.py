@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 from repocontext.dockerfile.copies import walk
 from repocontext.dockerfile.packages import script_heredocs, shell_script_of
+from repocontext.dockerfile.shellwords import Token, command_index, commands, tokenize
 from repocontext.dockerfile.words import unquote
 from repocontext.model import Instruction, Stage
 from subgraphs.distroless_migration.models import Blocker
 from subgraphs.distroless_migration.packages import RUNTIME_LIBS, role
-from subgraphs.distroless_migration.shellwords import Token, command_index, commands, tokenize
 
 _PIP = re.compile(r"pip(?:\d+(?:\.\d+)?)?\Z")
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?\Z")

@@ -15,9 +15,9 @@ import shlex
 from dataclasses import dataclass
 
 from repocontext.dockerfile.packages import SHELLS, shell_script_of
+from repocontext.dockerfile.shellwords import is_assignment
 from repocontext.dockerfile.words import parse_exec
 from repocontext.model import Instruction
-from subgraphs.distroless_migration.shellwords import is_assignment
 
 _SPECIAL = frozenset("$`|&;<>()*?[]{}\n")
 _AT_WORD_START = frozenset("#~")

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from repocontext.dockerfile.lexer import physical_lines
 from repocontext.dockerfile.packages import MANAGERS, script_heredocs
 from repocontext.dockerfile.parser import parse
+from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
 from subgraphs.distroless_migration.models import PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
-from subgraphs.distroless_migration.shellwords import Command, Token, command_index, commands, tokenize
 from subgraphs.distroless_migration.users import convert_groupadd, convert_useradd
 
 DROPPED = frozenset({"update", "upgrade", "dist-upgrade", "full-upgrade", "clean", "autoclean", "autoremove",

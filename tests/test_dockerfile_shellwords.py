@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from subgraphs.distroless_migration.shellwords import command_index, commands, is_assignment, tokenize
+from repocontext.dockerfile.shellwords import command_index, commands, is_assignment, tokenize
 
 
 def test_tokens_keep_offsets_quotes_and_redirections() -> None:
