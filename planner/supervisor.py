@@ -10,6 +10,7 @@ from langgraph.types import Send
 
 from planner import service
 from planner.bundle.model import Bundle
+from planner.bundle.view import open_view
 from planner.chain.work import ItemResult
 from planner.context import RunContext
 from planner.errors import PlannerError
@@ -40,8 +41,6 @@ def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[st
     settings, root = runtime.context.settings, Path(state["repo"])
     store = RepoContextStore(settings.home)
     try:
-        from planner.bundle.view import open_view
-
         freshness = open_view(root, store).freshness() if store.latest_path(root) else "none"
     except StoreError:
         freshness = "none"  # an unreadable snapshot is re-made like a missing one

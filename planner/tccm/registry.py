@@ -136,10 +136,10 @@ class Registry:
         try:
             self.get(name)
         except TCCMError:
-            return self._collect(name, set())
+            return self._collect(name)
         return []
 
-    def _collect(self, name: str, seen: set[str]) -> list[TCCMError]:
+    def _collect(self, name: str) -> list[TCCMError]:
         try:
             source = self.source(name)
         except TCCMError as exc:
