@@ -18,6 +18,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.sqlite import open_db
 from repocontext.store import atomic_write
 
 _SCHEMA = """
@@ -46,12 +47,7 @@ def _alive(pid: int | None) -> bool:
 class RunStore:
     def __init__(self, home: Path) -> None:
         self.home = home
-        try:
-            home.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(home / "runs.sqlite", timeout=30)
-            self.db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise EnvironmentProblem(f"cannot open the run store under {home}: {exc}") from None
+        self.db = open_db(home / "runs.sqlite", _SCHEMA, f"the run store under {home}")
 
     def checkpointer(self) -> SqliteSaver:
         try:

@@ -8,13 +8,12 @@ report aggregates per entry and *suggests* band moves; it never edits a TCCM.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.errors import EnvironmentProblem
+from planner.sqlite import open_db
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage (
@@ -86,12 +85,7 @@ def suggest(stats: EntryStats) -> str | None:
 
 class Telemetry:
     def __init__(self, home: Path) -> None:
-        try:
-            home.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(home / "telemetry.sqlite", timeout=30)
-            self.db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise EnvironmentProblem(f"cannot open telemetry under {home}: {exc}") from None
+        self.db = open_db(home / "telemetry.sqlite", _SCHEMA, f"telemetry under {home}")
 
     def record(self, rows: Iterable[tuple[Any, ...]]) -> None:
         with self.db:  # INSERT OR REPLACE: a resumed run finalising twice counts once

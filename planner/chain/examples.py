@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from planner.errors import EnvironmentProblem
 from planner.plan import Plan
+from planner.sqlite import open_db
 
 DEFAULT_THRESHOLD = 0.85
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*")
@@ -49,12 +48,7 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
 class SolvedExamples:
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path)
-            self.db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise EnvironmentProblem(f"cannot open the solved-example store {path}: {exc}") from None
+        self.db = open_db(path, _SCHEMA, f"the solved-example store {path}", timeout=5)  # sqlite3's default
 
     def close(self) -> None:
         self.db.close()
