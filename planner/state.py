@@ -14,21 +14,31 @@ from typing import Annotated, Any, TypedDict
 Record = dict[str, Any]
 
 
-class RunState(TypedDict, total=False):
+class RunInputs(TypedDict, total=False):
+    """What every level shares: the run's identity, inputs, TCCM and bundle (a Send carries these)."""
+
     run_id: str
     task_class: str
     repo: str
     inputs: dict[str, str]
     options: dict[str, Any]  # no_gather, verify, model (spec string), advisories
     tccm: Record  # the resolved TCCM (model_dump)
-    repocontext: Record  # commit, gathered_at, freshness, mode
     bundle: Record  # the Context Bundle (model_dump), including its rendered text
-    items: list[Record]  # work items (WorkItem.model_dump)
+
+
+class WorkOutput(TypedDict, total=False):
+    """What a work branch hands back to the supervisor."""
+
     results: Annotated[list[Record], operator.add]  # one ItemResult per work item
     stages: Annotated[list[Record], operator.add]  # chain stage outcomes, for provenance
     requests: Annotated[list[Record], operator.add]  # may_read requests and their outcomes
     llm_calls: Annotated[list[Record], operator.add]  # the cost ledger
     bundles: Annotated[list[Record], operator.add]  # per-item bundles (inputs narrowed), for provenance
+
+
+class RunState(RunInputs, WorkOutput, total=False):
+    repocontext: Record  # commit, gathered_at, freshness, mode
+    items: list[Record]  # work items (WorkItem.model_dump)
     outcomes: list[Record]  # the joined results, in item order, after merging edits
     patch: str
     report: str
@@ -38,49 +48,14 @@ class RunState(TypedDict, total=False):
     artifacts: dict[str, str]  # name → path under PLANNER_HOME/runs/<id>/
 
 
-class WorkState(TypedDict, total=False):
-    run_id: str
-    task_class: str
-    repo: str
-    inputs: dict[str, str]
-    options: dict[str, Any]
-    tccm: Record
-    bundle: Record
+class WorkState(RunInputs, WorkOutput, total=False):
     item: Record
     plan: Record | None  # Plan.model_dump once a stage produced one
     pending: str  # why no plan yet (e.g. "needs_llm")
     prompt: str  # the exact prompt the LLM stage sent, or would have sent
-    results: Annotated[list[Record], operator.add]
-    stages: Annotated[list[Record], operator.add]
-    requests: Annotated[list[Record], operator.add]
-    llm_calls: Annotated[list[Record], operator.add]
-    bundles: Annotated[list[Record], operator.add]
 
 
-class WorkOutput(TypedDict, total=False):
-    """What a work branch hands back to the supervisor."""
-
-    results: Annotated[list[Record], operator.add]
-    stages: Annotated[list[Record], operator.add]
-    requests: Annotated[list[Record], operator.add]
-    llm_calls: Annotated[list[Record], operator.add]
-    bundles: Annotated[list[Record], operator.add]
-
-
-class TaskState(TypedDict, total=False):
+class TaskState(WorkState, total=False):
     """What a task class's subgraph reads and writes."""
 
-    run_id: str
-    task_class: str
-    repo: str
-    inputs: dict[str, str]
-    options: dict[str, Any]
-    tccm: Record
-    bundle: Record
-    item: Record
-    plan: Record | None
-    pending: str
-    prompt: str
     result: Record
-    results: Annotated[list[Record], operator.add]
-    requests: Annotated[list[Record], operator.add]

@@ -15,12 +15,12 @@ from planner.chain.work import ItemResult
 from planner.context import RunContext
 from planner.errors import PlannerError
 from planner.plan import Edit, EditError, apply_edits, unified_diff
-from planner.state import RunState
+from planner.state import RunInputs, RunState
 from planner.taskmodule import resolve
 from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
 
-BRANCH_KEYS = ("run_id", "task_class", "repo", "inputs", "options", "tccm", "bundle")
+BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 
 
 def _failed(state: RunState) -> bool:
