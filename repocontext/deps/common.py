@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
 Level = Literal["info", "warning", "error"]
@@ -176,3 +178,16 @@ def group_by_name(deps: Iterable[Dependency]) -> dict[str, list[Dependency]]:
     for dep in sorted(deps, key=sort_key):
         grouped.setdefault(dep.name, []).append(dep)
     return dict(sorted(grouped.items()))
+
+
+def read_lock(path: str, text: str) -> tuple[list[Any], list[int]] | Parsed:
+    """A TOML lockfile's `[[package]]` entries and their header lines (empty when they cannot be paired),
+    or a Parsed carrying the one error when the TOML is invalid."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
+    raw = data.get("package")
+    entries: list[Any] = raw if isinstance(raw, list) else []
+    headers = TomlLines(text).array_headers(("package",))
+    return entries, headers if len(headers) == len(entries) else []

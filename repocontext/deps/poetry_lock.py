@@ -9,7 +9,6 @@ present, else from reachability: dev-only when reachable only from dev roots.
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 from repocontext.deps.common import (
@@ -17,26 +16,21 @@ from repocontext.deps.common import (
     LockGraph,
     Parsed,
     guessed_roots,
-    line_of_error,
     lock_graph,
     no_manifest_issue,
     pypi_name,
+    read_lock,
 )
-from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
 
 def parse_poetry_lock(path: str, text: str, declared: dict[str, bool] | None) -> Parsed:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
-    raw = data.get("package")
-    entries: list[Any] = raw if isinstance(raw, list) else []
+    lock = read_lock(path, text)
+    if isinstance(lock, Parsed):
+        return lock
+    entries, lines = lock
     packages = [p for p in entries if isinstance(p, dict) and isinstance(p.get("name"), str)]
     named = {id(p) for p in packages}
-    headers = TomlLines(text).array_headers(("package",))
-    lines = headers if len(headers) == len(entries) else []
     edges: dict[str, set[str]] = {}
     for pkg in packages:
         deps = pkg.get("dependencies")

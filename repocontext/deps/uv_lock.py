@@ -10,7 +10,6 @@ that some dependent requests (`{ name = "x", extra = ["y"] }`).
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 from repocontext.deps.common import (
@@ -18,12 +17,11 @@ from repocontext.deps.common import (
     Parsed,
     guessed_roots,
     is_dev_name,
-    line_of_error,
     lock_graph,
     no_manifest_issue,
     pypi_name,
+    read_lock,
 )
-from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
 _MEMBER_SOURCES = ("editable", "virtual")
@@ -80,14 +78,10 @@ def _member_roots(members: list[dict[str, Any]]) -> dict[str, bool]:
 
 
 def parse_uv_lock(path: str, text: str, declared: dict[str, bool] | None) -> Parsed:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
-    raw = data.get("package")
-    entries: list[Any] = raw if isinstance(raw, list) else []
-    headers = TomlLines(text).array_headers(("package",))
-    lines = headers if len(headers) == len(entries) else []
+    lock = read_lock(path, text)
+    if isinstance(lock, Parsed):
+        return lock
+    entries, lines = lock
     packages = _entries(entries)
     members = [p for p in packages if _is_member(p)]
     edges = _edges(packages)
