@@ -29,7 +29,7 @@ def _outcomes(state: RunState) -> list[ItemResult]:
 
 
 def _test_command(runtime: Runtime[RunContext], repo: Path) -> str | None:
-    context = RepoContextStore(runtime.context.settings.home).load_raw(repo) or {}
+    context = RepoContextStore(runtime.context.settings.home).load_lazy(repo) or {}  # parses one section
     return (context.get("conventions") or {}).get("test_command")
 
 

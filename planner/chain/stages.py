@@ -118,8 +118,12 @@ def _load_requests(state: WorkState, home: Path, bundle: Bundle,
 def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     tccm = state["tccm"]
-    prompt = llm.build_prompt(state["task_class"], tccm["description"], tccm.get("worker"), state["inputs"],
-                              item, bundle)
+
+    def prompt_for(current: Bundle) -> str:
+        return llm.build_prompt(state["task_class"], tccm["description"], tccm.get("worker"), state["inputs"],
+                                item, current)
+
+    prompt = prompt_for(bundle)
     model = runtime.context.model
     if model is None:
         return {"pending": "needs_llm", "prompt": prompt, "stages": [_stage(
@@ -129,8 +133,7 @@ def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     calls.append(ledger)
     if plan is not None and plan.requests:  # one round of may_read requests, then ask again
         bundle, requests = _load_requests(state, runtime.context.settings.home, bundle, plan.requests)
-        prompt = llm.build_prompt(state["task_class"], tccm["description"], tccm.get("worker"), state["inputs"],
-                                  item, bundle)
+        prompt = prompt_for(bundle)
         plan, ledger, error = llm.ask(model, runtime.context.model_name, prompt)
         calls.append(ledger)
     update: dict[str, Any] = {"prompt": prompt, "llm_calls": [{**c, "item": item.id} for c in calls],
