@@ -107,7 +107,7 @@ def test_corrupt_snapshot_is_a_clear_error(home: Path, make_repo: Callable[..., 
     repo = make_repo(FILES)
     settings = Settings.from_env()
     _, path = service.gather_repo(settings, repo)
-    for stored in [path, *path.parent.glob("*.sections-*/*.json")]:
+    for stored in [path, *path.parent.glob("parts/*.json")]:
         stored.write_text("{not json")
     with pytest.raises(EnvironmentProblem, match=r"unreadable .* re-run `planner gather`"):
         service.build_bundle(settings, "vulnerability-remediation", repo, {})
@@ -143,4 +143,4 @@ def test_sections_are_read_lazily_and_match_the_whole(home: Path, make_repo: Cal
     commit_all(repo, "more")
     service.gather_repo(settings, repo)
     assert "src/extra.py" in [f["path"] for f in store.load_lazy(repo)["files"]]
-    assert len(list(store.repo_dir(repo).glob("*.sections-*"))) <= 2  # older section sets are cleaned up
+    assert len(list(store.repo_dir(repo).glob("*.manifest.json"))) <= 2  # older snapshots are cleaned up

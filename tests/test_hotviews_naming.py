@@ -34,9 +34,13 @@ def test_snapshot_identity_changes_with_each_gather_and_commit(tmp_path: Path,
     repo = make_repo({"a.txt": "a\n"})
     store = RepoContextStore(tmp_path / "home")
     assert naming.snapshot(store, repo) is None
-    store.save(gather(repo))
+    context = gather(repo)
+    store.save(context)
     first = naming.snapshot(store, repo)
     assert first == naming.snapshot(store, repo)  # stable while nothing is re-gathered
+    store.save(context)
+    assert naming.snapshot(store, repo) == first  # the same content is the same snapshot
+    write_files(repo, {"b.txt": "new\n"})  # uncommitted: same commit, different content
     store.save(gather(repo))
     second = naming.snapshot(store, repo)
     assert second is not None and first is not None

@@ -27,6 +27,7 @@ from planner.bundle.view import RepoView
 from planner.errors import BudgetError
 from planner.hotviews.model import SliceSource
 from planner.tccm.model import TCCM, Entry
+from repocontext.lazyjson import plain
 
 
 @dataclass
@@ -151,16 +152,17 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     # Token counts are not exactly additive at the seams, so shrink until the block fits.
     room = limit - tokens.count(render.block(entry.id, "", truncated=True))
     while True:
-        cut = tokens.truncate(body, max(room, 0))
+        cut = tokens.cut(body, max(room, 0))  # checked just below, with the block around it
         text = render.block(entry.id, cut, truncated=True)
         size = tokens.count(text)
         if size <= limit or room <= 0:
             item.loaded = cut
+            shown = render.prefix_value(item.value, len(cut)) if entry.kind == "key" else None
             if not item.complete:
-                entry.tokens_needed = render.estimate_tokens(item.value, len(cut), size)
+                entry.tokens_needed = render.estimate_tokens(item.value, len(cut), size, shown)
                 entry.detail = "; ".join(x for x in (entry.detail, "full size estimated from the part shown") if x)
             if entry.kind == "key":  # the structured slice is exactly what the cut text shows
-                item.value = render.prefix_value(item.value, len(cut))
+                item.value = shown
             return text, size
         room -= size - limit
 
@@ -180,7 +182,7 @@ def _accept(state: _State, item: _Item, text: str, size: int) -> None:
     state.seen[f"{item.entry.kind}:{item.entry.target}"] = item.entry.id
     state.blocks.append(text)
     if item.entry.kind == "key":
-        state.slices[item.entry.id] = item.value
+        state.slices[item.entry.id] = plain(item.value)  # graph state is plain JSON, never a lazy view
     elif item.loaded is not None:
         state.files[item.entry.target] = item.loaded
 

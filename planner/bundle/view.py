@@ -15,6 +15,7 @@ from typing import Any, Literal
 from repocontext import git
 from repocontext.globs import PathIndex
 from repocontext.index import build_index
+from repocontext.lazyjson import Columns
 from repocontext.secrets import content_rule, path_rule
 from repocontext.store import RepoContextStore
 
@@ -95,9 +96,12 @@ def open_view(root: Path, store: RepoContextStore) -> RepoView:
     context = store.load_lazy(root)
     if context is not None:
         files = context.get("files", [])
+        if isinstance(files, Columns):  # the stored layout: no row is built
+            paths, sizes = files.column("path"), files.column("size")
+        else:
+            paths, sizes = [f["path"] for f in files], [f["size"] for f in files]
         return RepoView(
-            root=root, context=context, paths=PathIndex([f["path"] for f in files]),
-            sizes={f["path"]: f["size"] for f in files},
+            root=root, context=context, paths=PathIndex(paths), sizes=dict(zip(paths, sizes, strict=True)),
             denied={d["path"]: d["rule"] for d in context.get("denied", [])},
         )
     index = build_index(root)

@@ -17,7 +17,6 @@ retires every old hot view without anyone bumping a number.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from planner.tccm.model import TCCM, input_refs
+from repocontext import parts
 from repocontext.store import WORKTREE_KEY, RepoContextStore, repo_id
 
 PREFIX = "tccm-planner:hv"
@@ -63,15 +63,13 @@ class Snapshot:
 
 
 def snapshot(store: RepoContextStore, root: Path) -> Snapshot | None:
-    """The latest snapshot of `root` (one small read and one stat), or None when there is none."""
-    directory = store.repo_dir(root)
-    try:
-        commit = (directory / "latest").read_text(encoding="utf-8").strip()
-        st = os.stat(directory / f"{commit}.json")
-    except OSError:
+    """The latest snapshot of `root` (one small read), or None when there is none. Its manifest's name
+    carries a digest of the manifest, which names every part: a new gather gives a new name."""
+    path = store.latest_path(root)
+    if path is None:
         return None
-    raw = f"{commit}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-    return Snapshot(repo_id(root), commit, hashlib.sha1(raw.encode()).hexdigest()[:16])
+    commit = parts.manifest_key(path.name)
+    return Snapshot(repo_id(root), commit, path.name[len(commit) + 1: -len(parts.SUFFIX)])
 
 
 def repo_index(repo: str) -> str:

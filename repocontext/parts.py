@@ -1,0 +1,213 @@
+"""A stored RepoContext: a small manifest naming content-addressed parts.
+
+    repos/<repo id>/
+      latest                               the current manifest's file name
+      <commit>.<digest>.manifest.json      section → part (or, for a split section, member → part)
+      parts/<sha1>.json                    immutable bytes, shared by every snapshot holding them
+      .lock                                held while a snapshot is written
+
+Why parts: a bundle build needs the file index and the few sections (or the
+one call-site group) its TCCM names, not megabytes of call sites; and a
+re-gather after a small commit rewrites only the parts whose bytes changed.
+A split section's member part is: its small fields as one JSON line, a layout
+line, then each long list as JSON-array chunks, one per line (parsed only
+when read; see lazyjson). Writing is crash-safe: parts, then the manifest,
+then `latest`, each atomically; only then are parts no manifest kept (the
+current one and the one before it, which a reader may still be using) removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from repocontext.lazyjson import ChunkedList, Columns, LazyMember, LazySection, StoreError, parse
+
+FORMAT = 2
+POINTER = "latest"
+SUFFIX = ".manifest.json"
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode() if isinstance(data, str) else data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """One writer at a time per repository (a hook's background gather and a manual one, say)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def current(directory: Path) -> str | None:
+    """The current manifest's file name, or None when the repository has no snapshot.
+
+    A `latest` from the older one-file layout raises StoreError (re-gathering replaces it)."""
+    try:
+        name = (directory / POINTER).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not name:
+        return None
+    if not name.endswith(SUFFIX) or "/" in name:
+        raise StoreError(f"the RepoContext under {directory} has an older layout; re-run `planner gather`")
+    return name
+
+
+def manifest_key(name: str) -> str:
+    """The snapshot key (commit or "worktree") a manifest file name carries."""
+    return name[: -len(SUFFIX)].rpartition(".")[0]
+
+
+def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping[str, bytes]) -> str:
+    """Store one snapshot: `sections` is the manifest body, `parts` its part bytes by digest.
+    Returns the manifest's file name."""
+    body = orjson.dumps({"format": FORMAT, "key": key, "sections": sections})
+    name = f"{key}.{digest(body)[:16]}{SUFFIX}"
+    with locked(directory):
+        store = directory / "parts"
+        for sha, data in parts.items():
+            target = store / f"{sha}.json"
+            if not target.exists():
+                atomic_write(target, data)
+        atomic_write(directory / name, body)
+        try:
+            previous = current(directory)
+        except StoreError:
+            previous = None
+        atomic_write(directory / POINTER, name + "\n")
+        _collect(directory, {name, previous} - {None})  # type: ignore[arg-type]
+    return name
+
+
+def _referenced(manifest: Mapping[str, Any]) -> Iterator[str]:
+    for entry in manifest.get("sections", {}).values():
+        if "part" in entry:
+            yield entry["part"]
+        for member in entry.get("split", {}).values():
+            yield member["part"]
+
+
+def _collect(directory: Path, keep: set[str]) -> None:
+    """Remove manifests other than `keep`, the parts none of them names, and the older layout's files."""
+    used: set[str] = set()
+    for name in keep:
+        try:
+            used.update(_referenced(orjson.loads((directory / name).read_bytes())))
+        except (OSError, orjson.JSONDecodeError):
+            continue
+    for path in directory.glob(f"*{SUFFIX}"):
+        if path.name not in keep:
+            path.unlink(missing_ok=True)
+    for path in (directory / "parts").glob("*.json"):
+        if path.stem not in used:
+            path.unlink(missing_ok=True)
+    for path in directory.glob("*.json"):  # the older layout: <commit>.json and <commit>.sections-*/
+        if not path.name.endswith(SUFFIX) and path.name != "probe-cache.json":
+            path.unlink(missing_ok=True)
+    for path in directory.glob("*.sections-*"):
+        shutil.rmtree(path, ignore_errors=True)
+    (directory / "latest-sections").unlink(missing_ok=True)
+
+
+class LazyContext(Mapping[str, Any]):
+    """A stored RepoContext as read-only JSON; a section is read and parsed on first access."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self._dir = directory
+        self.name = name
+        path = directory / name
+        try:
+            manifest = parse(path.read_bytes(), str(path))
+        except OSError as exc:
+            raise StoreError(f"RepoContext manifest {path} is unreadable ({exc.strerror}); "
+                             "re-run `planner gather`") from exc
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise StoreError(f"RepoContext manifest {path} has an unknown format; re-run `planner gather`")
+        self.key: str = manifest["key"]
+        self._sections: dict[str, Any] = manifest["sections"]
+        self._cache: dict[str, Any] = {}
+
+    def _read(self, sha: str) -> bytes:
+        path = self._dir / "parts" / f"{sha}.json"
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); "
+                             "re-run `planner gather`") from exc
+
+    def __getitem__(self, section: str) -> Any:
+        if section not in self._cache:
+            entry = self._sections[section]  # KeyError for an unknown section, as a dict would
+            if "split" in entry:
+                members = {key: self._member(key, spec) for key, spec in entry["split"].items()}
+                self._cache[section] = LazySection(members, entry["bytes"])
+            elif "columns" in entry:
+                columns = parse(self._read(entry["part"]), entry["part"])
+                self._cache[section] = Columns(columns, entry["columns"], entry["bytes"])
+            else:
+                self._cache[section] = parse(self._read(entry["part"]), entry["part"])
+        return self._cache[section]
+
+    def _member(self, key: str, spec: Mapping[str, Any]) -> LazyMember:
+        sha = spec["part"]
+        return LazyMember(lambda: decode_member(self._read(sha), sha), spec["bytes"], spec.get("summary", {}))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sections)
+
+    def __len__(self) -> int:
+        return len(self._sections)
+
+    def part_of(self, section: str) -> Mapping[str, Any]:
+        """The manifest entry of a section (which part(s) hold it), for a writer reusing them."""
+        return self._sections[section]
+
+
+def decode_member(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, ChunkedList], list[str]]:
+    """A split member's part → (small fields, chunked lists, field order)."""
+    lines = data.split(b"\n")
+    head, layout = parse(lines[0], where), parse(lines[1], where)
+    lists: dict[str, ChunkedList] = {}
+    at = 2
+    for field, spec in layout["lists"].items():
+        chunks = lines[at: at + spec["chunks"]]
+        lists[field] = ChunkedList(chunks, spec["count"], spec["chunk"], spec["bytes"], where)
+        at += spec["chunks"]
+    return head, lists, layout["order"]
+
+
+def open_current(directory: Path) -> LazyContext | None:
+    name = current(directory)
+    if name is None or not (directory / name).is_file():
+        return None
+    return LazyContext(directory, name)
+
