@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -98,7 +99,10 @@ def _encode_member(out: Encoded, member: BaseModel) -> dict[str, Any]:
         adapter = _field_json(model, field)
         chunks = [adapter.dump_json(values[i: i + CHUNK]) for i in range(0, len(values), CHUNK)]
         list_size = 2 + sum(_chars(c) - 2 for c in chunks) + len(chunks) - 1
-        lists[field] = {"count": len(values), "chunk": CHUNK, "chunks": len(chunks), "bytes": list_size}
+        at = sum(len(line) + 1 for line in lines[2:])  # where its chunks start, after the layout line
+        offsets = list(accumulate((len(c) + 1 for c in chunks), initial=at))  # chunk i: offsets[i]..[i+1]-1
+        lists[field] = {"count": len(values), "chunk": CHUNK, "chunks": len(chunks), "bytes": list_size,
+                        "offsets": offsets}
         lines += chunks
         size += _key_chars(field) + 1 + list_size + (1 if head != b"{}" or field != long[0] else 0)
     lines[1] = orjson.dumps({"order": list(model.model_fields), "lists": lists})

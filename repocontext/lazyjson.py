@@ -32,15 +32,17 @@ def parse(data: bytes, where: str) -> Any:
 class ChunkedList(Sequence[Any]):
     """A JSON array stored as JSON-array chunks of `chunk` items each; a chunk is parsed on first use."""
 
-    def __init__(self, chunks: Sequence[bytes], count: int, chunk: int, size: int, where: str) -> None:
-        self._raw = chunks
+    def __init__(self, fetch: Callable[[int], bytes], chunks: int, count: int, chunk: int, size: int,
+                 where: str) -> None:
+        self._fetch = fetch  # chunk index → its bytes (read from the part only when needed)
+        self._chunks = chunks
         self._parsed: dict[int, list[Any]] = {}
         self._count, self._chunk, self._size, self._where = count, chunk, size, where
 
     def _part(self, index: int) -> list[Any]:
         found = self._parsed.get(index)
         if found is None:
-            found = self._parsed[index] = parse(self._raw[index], self._where)
+            found = self._parsed[index] = parse(self._fetch(index), self._where)
         return found
 
     def __len__(self) -> int:
@@ -60,7 +62,7 @@ class ChunkedList(Sequence[Any]):
         return self._part(index // self._chunk)[index % self._chunk]
 
     def __iter__(self) -> Iterator[Any]:
-        for index in range(len(self._raw)):
+        for index in range(self._chunks):
             yield from self._part(index)
 
     def __eq__(self, other: object) -> bool:

@@ -178,8 +178,8 @@ class LazyContext(Mapping[str, Any]):
         return self._cache[section]
 
     def _member(self, key: str, spec: Mapping[str, Any]) -> LazyMember:
-        sha = spec["part"]
-        return LazyMember(lambda: decode_member(self._read(sha), sha), spec["bytes"], spec.get("summary", {}))
+        path = self._dir / "parts" / f"{spec['part']}.json"
+        return LazyMember(lambda: read_member(path), spec["bytes"], spec.get("summary", {}))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._sections)
@@ -192,17 +192,49 @@ class LazyContext(Mapping[str, Any]):
         return self._sections[section]
 
 
-def decode_member(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, ChunkedList], list[str]]:
-    """A split member's part → (small fields, chunked lists, field order)."""
-    lines = data.split(b"\n")
-    head, layout = parse(lines[0], where), parse(lines[1], where)
+HEAD_READ = 64 * 1024
+
+
+def read_member(path: Path) -> tuple[dict[str, Any], dict[str, ChunkedList], list[str]]:
+    """A split member's part → (small fields, chunked lists, field order). Only the first two lines are
+    read now; a chunk is read (pread at its recorded offset) when the list is indexed there."""
+    where = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(HEAD_READ)
+            while data.count(b"\n") < 2:
+                more = handle.read(HEAD_READ)
+                if not more:
+                    break
+                data += more
+    except OSError as exc:
+        raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); re-run `planner gather`") from exc
+    head_line, layout_line, _ = [*data.split(b"\n", 2), b"", b""][:3]
+    head, layout = parse(head_line, where), parse(layout_line, where)
+    base = len(head_line) + len(layout_line) + 2
     lists: dict[str, ChunkedList] = {}
-    at = 2
     for field, spec in layout["lists"].items():
-        chunks = lines[at: at + spec["chunks"]]
-        lists[field] = ChunkedList(chunks, spec["count"], spec["chunk"], spec["bytes"], where)
-        at += spec["chunks"]
+        offsets = spec["offsets"]
+
+        def fetch(index: int, offsets: list[int] = offsets) -> bytes:
+            return _pread(path, base + offsets[index], offsets[index + 1] - offsets[index] - 1)
+
+        lists[field] = ChunkedList(fetch, spec["chunks"], spec["count"], spec["chunk"], spec["bytes"], where)
     return head, lists, layout["order"]
+
+
+def _pread(path: Path, offset: int, length: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = os.pread(fd, length, offset)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); re-run `planner gather`") from exc
+    if len(data) != length:
+        raise StoreError(f"RepoContext part {path} is truncated; re-run `planner gather`")
+    return data
 
 
 def open_current(directory: Path) -> LazyContext | None:

@@ -69,11 +69,11 @@ def test_reading_one_site_parses_only_its_chunk(small_parts: None, make_repo: Ca
     part = lazy.part_of("call_sites")["split"]["yaml"]["part"]
     path = store.repo_dir(repo) / "parts" / f"{part}.json"
     lines = path.read_bytes().split(b"\n")
-    path.write_bytes(b"\n".join([*lines[:-1], b"[{broken"]))  # corrupt the last chunk only
+    path.write_bytes(b"\n".join([*lines[:-1], b"[" + b"x" * (len(lines[-1]) - 1)]))  # corrupt the last chunk
     group = store.load_lazy(repo)["call_sites"]["yaml"]  # type: ignore[index]
     assert group["sites"][0]["symbol"] == "yaml"  # the first chunk still reads
     assert group["aliases"] == ["pyyaml"]
-    with pytest.raises(StoreError, match=rf"{part} is unreadable .*re-run `planner gather`"):
+    with pytest.raises(StoreError, match=rf"{part}.json is unreadable .*re-run `planner gather`"):
         list(group["sites"])
 
 

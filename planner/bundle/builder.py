@@ -28,6 +28,7 @@ from planner.errors import BudgetError
 from planner.hotviews.model import SliceSource
 from planner.tccm.model import TCCM, Entry
 from repocontext.lazyjson import plain
+from repocontext.parallel import gc_paused
 
 
 @dataclass
@@ -249,6 +250,11 @@ def _list_may(state: _State) -> None:
 
 def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None = None) -> Bundle:
     """The bundle; `hot` (optional) serves pre-rendered key slices before the RepoContext is asked."""
+    with gc_paused():  # thousands of short-lived, acyclic objects: a collection mid-build is wasted time
+        return _build(tccm, view, inputs, hot)
+
+
+def _build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None) -> Bundle:
     header = render.bundle_header(tccm.task_class, tccm.version, view.mode, inputs)
     state = _State(tccm=tccm, view=view, inputs=inputs, hot=hot, used_tokens=tokens.count(header))
     header_tokens = state.used_tokens

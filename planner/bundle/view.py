@@ -7,6 +7,9 @@ follow a symlink, never leave the repository, never return secret content.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,17 +70,24 @@ def read_repo_file(root: Path, rel: str) -> ReadResult:
     rule = path_rule(rel)
     if rule:
         return ReadResult(None, "denied", f"secret file ({rule})", rule)
-    full = root / rel
+    real_root = os.path.realpath(root)
+    full = os.path.normpath(os.path.join(real_root, rel))
+    if os.path.commonpath([real_root, full]) != real_root:  # "..": never even looked at
+        return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
     try:
-        if full.is_symlink():
+        if stat.S_ISLNK(os.lstat(full).st_mode):
             return ReadResult(None, "skipped", "symlink not followed")
-        if not full.resolve().is_relative_to(root.resolve()):
+        # realpath: a directory on the way may have become a symlink since the snapshot was gathered.
+        if os.path.commonpath([real_root, os.path.realpath(full)]) != real_root:
             return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
-        with full.open("rb") as handle:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # and if it became a link just now: ELOOP
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return ReadResult(None, "skipped", "symlink not followed")
         return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
     if len(data) > MAX_FILE_BYTES:
         return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")

@@ -29,6 +29,7 @@ from planner.hotviews.store import HotViews, SliceLookup, WarmReport
 from planner.tccm.model import TCCM
 from repocontext import git
 from repocontext.globs import PathIndex
+from repocontext.parallel import gc_paused
 from repocontext.store import RepoContextStore, StoreError
 
 RACY_S = 2.0
@@ -86,6 +87,12 @@ def _slice_status(lookup: SliceLookup, hot: HotViews) -> str:
 def build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[str, str],
                  mode: Mode = "all") -> tuple[Bundle, RepoView, str]:
     """(bundle, view, hot-view status for provenance). Raises what open_view and the builder raise."""
+    with gc_paused():  # parsing parts and building allocate many short-lived objects; collect afterwards
+        return _build_bundle(settings, tccm, root, inputs, mode)
+
+
+def _build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[str, str],
+                  mode: Mode) -> tuple[Bundle, RepoView, str]:
     store = RepoContextStore(settings.home)
     hot = HotViews.open(settings)
     snap = naming.snapshot(store, root)
