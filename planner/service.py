@@ -13,8 +13,12 @@ from planner.hotviews import bundles as hot_views
 from planner.hotviews import tccms
 from planner.provenance import ProvenanceRecord, ProvenanceStore, record_for
 from planner.tccm import TCCM, Registry
+from repocontext import parallel
 from repocontext.gather import GatherError, Progress, gather
 from repocontext.model import RepoContext
+from repocontext.parallel import gc_paused
+from repocontext.probes import ALL_PROBES
+from repocontext.regather import Regathered, regather
 from repocontext.store import RepoContextStore, StoreError
 
 
@@ -35,27 +39,53 @@ def repo_root(path: Path) -> Path:
 
 
 def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None,
-                options: Mapping[str, str] | None = None, warm: bool = True) -> tuple[RepoContext, Path]:
+                options: Mapping[str, str] | None = None, warm: bool = True) -> tuple[RepoContext | Regathered, Path]:
+    """Gather `repo` and store the snapshot: a re-gather from the latest snapshot when there is one (only
+    what changed is redone), else a full gather. Returns the result (a RepoContext, or a Regathered that
+    answers meta, files, denied, languages and diagnostics the same way) and where it was stored."""
     root = repo_root(repo)
     store = RepoContextStore(settings.home)
-    try:
-        previous = store.load_raw(root)
-    except StoreError:
-        previous = None  # an unreadable old snapshot is simply re-made
     opts = dict(options or {})
     if settings.advisories and "advisories" not in opts:
         opts["advisories"] = os.pathsep.join(str(p) for p in settings.advisories)
-    cache = store.load_cache(root) if previous is not None else {}
     try:
-        context = gather(root, previous=previous, options=opts, progress=progress, cache=cache)
-        path = store.save(context)
-        store.save_cache(root, cache)
+        with gc_paused():
+            done = _regather(store, root, opts, progress) or _gather(store, root, opts, progress)
     except GatherError as exc:
         raise PlannerError(str(exc)) from None
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
     if warm:
         warm_hot_views(settings, root)
+    return done
+
+
+def _regather(store: RepoContextStore, root: Path, options: dict[str, str],
+              progress: Progress | None) -> tuple[Regathered, Path] | None:
+    try:
+        previous = store.load_lazy(root)
+        if previous is None:
+            return None
+        cache = store.probe_cache(root)
+        try:
+            result = regather(root, previous, cache, options, ALL_PROBES, progress, parallel.default_workers())
+        finally:
+            cache.close()
+        return None if result is None else (result, store.save_regathered(result, previous))
+    except StoreError:
+        return None  # an unreadable snapshot or cache: the full gather re-makes it
+
+
+def _gather(store: RepoContextStore, root: Path, options: dict[str, str],
+            progress: Progress | None) -> tuple[RepoContext, Path]:
+    try:
+        previous = store.load_raw(root)
+    except StoreError:
+        previous = None  # an unreadable old snapshot is simply re-made
+    cache = store.load_cache(root) if previous is not None else {}
+    context = gather(root, previous=previous, options=options, progress=progress, cache=cache)
+    path = store.save(context)
+    store.save_cache(root, cache)
     return context, path
 
 

@@ -110,10 +110,10 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
             diagnostics.extend(
                 Diagnostic.model_validate(d) for d in previous.get("diagnostics", []) if d.get("probe") == probe.name
             )
-            runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint, reused=True)
+            runs[probe.name] = probe_run(probe, ctx, fingerprint, reused=True)
         else:
-            diagnostics.extend(_run_probe(probe, ctx, data, cache))
-            runs[probe.name] = ProbeRun(version=probe.version, inputs_hash=fingerprint)
+            diagnostics.extend(run_probe(probe, ctx, data, cache))
+            runs[probe.name] = probe_run(probe, ctx, fingerprint)
         for key in probe.produces:
             key_fingerprints[key] = fingerprint
     if progress:
@@ -150,8 +150,13 @@ def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], d
     return RepoContext.model_construct(**kept, **values, meta=meta, diagnostics=diagnostics)
 
 
-def _run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
-               cache: dict[str, dict[str, Any]] | None) -> list[Diagnostic]:
+def probe_run(probe: Probe, ctx: ProbeContext, fingerprint: str, reused: bool = False) -> ProbeRun:
+    return ProbeRun(version=probe.version, inputs_hash=fingerprint, settings_hash=probe.settings_fingerprint(ctx),
+                    reused=reused)
+
+
+def run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
+              cache: dict[str, dict[str, Any]] | None) -> list[Diagnostic]:
     """Run one probe; a probe that crashes costs only its own keys, never the gather."""
     try:
         if isinstance(probe, PerFileProbe) and cache is not None:

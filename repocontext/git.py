@@ -13,20 +13,23 @@ class GitError(RuntimeError):
     pass
 
 
-def _git(cwd: Path, *args: str, check: bool = True) -> str:
+def _start(cwd: Path, *args: str) -> subprocess.Popen[str]:
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(cwd), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
+        return subprocess.Popen(["git", "-C", str(cwd), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
     except FileNotFoundError as exc:  # git itself is missing
         raise GitError("git is not installed") from exc
+
+
+def _finish(proc: subprocess.Popen[str], args: tuple[str, ...], check: bool = True) -> str:
+    out, err = proc.communicate()
     if check and proc.returncode != 0:
-        raise GitError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"git {args[0]} failed")
-    return proc.stdout
+        raise GitError(err.strip().splitlines()[-1] if err.strip() else f"git {args[0]} failed")
+    return out
+
+
+def _git(cwd: Path, *args: str, check: bool = True) -> str:
+    return _finish(_start(cwd, *args), args, check)
 
 
 def toplevel(path: Path) -> Path | None:
@@ -111,6 +114,9 @@ def _nul_list(text: str) -> list[str]:
 
 def list_tree(path: Path) -> TreeListing:
     """Tracked files (with index blob ids), modified, deleted and untracked files."""
+    # Both listings at once: the second stats every file, the first only reads the index.
+    status_args = ("ls-files", "-m", "-d", "-o", "--exclude-standard", "-t", "-z")
+    status = _start(path, *status_args)
     tracked: dict[str, tuple[str, str]] = {}
     for line in _nul_list(_git(path, "ls-files", "-s", "-z")):
         meta, _, name = line.partition("\t")
@@ -121,7 +127,7 @@ def list_tree(path: Path) -> TreeListing:
     modified: set[str] = set()
     deleted: set[str] = set()
     untracked: list[str] = []
-    for entry in _nul_list(_git(path, "ls-files", "-m", "-d", "-o", "--exclude-standard", "-t", "-z")):
+    for entry in _nul_list(_finish(status, status_args)):
         tag, _, name = entry.partition(" ")
         if tag == "?":
             untracked.append(name)

@@ -48,7 +48,7 @@ def _segment_regex(segment: str) -> str:
             body = segment[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[").replace("/", "") + "]")
             i = end
         else:
             out.append(re.escape(c))
@@ -114,10 +114,14 @@ class PathIndex:
         compiled = _compile(pattern)
         parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
         last = parts[-1] if parts else "**"
-        if last == "**" or any(p != "**" for p in parts[:-1]):
-            return [p for p in self.paths if compiled.match(p)]  # directory parts: scan everything
+        if last == "**":
+            return [p for p in self.paths if compiled.match(p)]  # any name: scan everything
         if not _MAGIC.search(last):
-            return list(self.by_name.get(last, ()))
-        name_rx = _compile(last) if len(parts) > 1 else compiled
-        hits = [path for name, bucket in self.by_name.items() if name_rx.match(name) for path in bucket]
-        return sorted(hits)
+            candidates = list(self.by_name.get(last, ()))
+        else:
+            name_rx = _compile(last) if len(parts) > 1 else compiled
+            candidates = sorted(path for name, bucket in self.by_name.items() if name_rx.match(name)
+                                for path in bucket)
+        if any(p != "**" for p in parts[:-1]):  # directory parts: checked on the few paths with that name
+            return sorted(p for p in candidates if compiled.match(p))
+        return candidates

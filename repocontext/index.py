@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,7 @@ def _add(index: FileIndex, rel: str, known_sha: str | None) -> None:
     index.rows.append({"path": rel, "size": st.st_size, "sha": sha, "language": language_of(rel)})
 
 
-def _index_git(index: FileIndex) -> None:
+def _index_git(index: FileIndex, known: Mapping[str, Mapping[str, Any]]) -> None:
     listing = git.list_tree(index.root)
     index.dirty = listing.dirty
     for rel, (mode, sha) in listing.tracked.items():
@@ -110,7 +111,14 @@ def _index_git(index: FileIndex) -> None:
         if mode in ("120000", "160000"):
             _note(index, rel, "symlink not followed" if mode == "120000" else "submodule skipped")
             continue
-        _add(index, rel, None if rel in listing.modified else sha)
+        if rel in listing.modified:
+            _add(index, rel, None)
+            continue
+        before = known.get(rel)
+        if before is not None and before["sha"] == sha:  # git vouches it is unchanged: no stat needed
+            index.rows.append(before)  # type: ignore[arg-type]
+        else:
+            _add(index, rel, sha)
     for rel in listing.untracked:
         _add(index, rel, None)
 
@@ -124,12 +132,13 @@ def _index_walk(index: FileIndex) -> None:
             _add(index, name if base == "." else f"{base}/{name}", None)
 
 
-def build_index(root: Path) -> FileIndex:
-    """Index `root` (a directory, in a git work tree or not)."""
+def build_index(root: Path, known: Mapping[str, Mapping[str, Any]] | None = None) -> FileIndex:
+    """Index `root` (a directory, in a git work tree or not). `known`: the previous snapshot's file
+    records by path; a tracked file git reports unchanged with the same blob id keeps its record."""
     top = git.toplevel(root)
     index = FileIndex(root=root, commit=git.head(root) if top else None, dirty=top is None)
     if top is not None:
-        _index_git(index)
+        _index_git(index, known or {})
     else:
         _index_walk(index)
     index.rows.sort(key=lambda row: row["path"])

@@ -40,6 +40,7 @@ class ProbeRun(_Model):
 
     version: str
     inputs_hash: str
+    settings_hash: str = ""  # name, version, options, extra inputs: an incremental combine needs it unchanged
     reused: bool = False
 
 

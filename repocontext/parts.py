@@ -87,8 +87,10 @@ def manifest_key(name: str) -> str:
     return name[: -len(SUFFIX)].rpartition(".")[0]
 
 
-def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping[str, bytes]) -> str:
-    """Store one snapshot: `sections` is the manifest body, `parts` its part bytes by digest.
+def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping[str, bytes],
+          rewrite: bool = False) -> str:
+    """Store one snapshot: `sections` is the manifest body, `parts` its part bytes by digest. A part
+    already stored is kept, unless `rewrite` (a full gather: it also repairs a damaged part).
     Returns the manifest's file name."""
     body = orjson.dumps({"format": FORMAT, "key": key, "sections": sections})
     name = f"{key}.{digest(body)[:16]}{SUFFIX}"
@@ -96,7 +98,7 @@ def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping
         store = directory / "parts"
         for sha, data in parts.items():
             target = store / f"{sha}.json"
-            if not target.exists():
+            if rewrite or not target.exists():
                 atomic_write(target, data)
         atomic_write(directory / name, body)
         try:
@@ -179,7 +181,7 @@ class LazyContext(Mapping[str, Any]):
 
     def _member(self, key: str, spec: Mapping[str, Any]) -> LazyMember:
         path = self._dir / "parts" / f"{spec['part']}.json"
-        return LazyMember(lambda: read_member(path), spec["bytes"], spec.get("summary", {}))
+        return LazyMember(lambda: read_member(path), spec["bytes"], spec.get("summary", {}), spec)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._sections)

@@ -12,16 +12,59 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
 from repocontext.secrets import content_rule, path_rule
 
 MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+# In `changes` for run_incremental: the file is not there (added: no old result; removed: no new one). A
+# sentinel, not None, because None is an ordinary analyze result (an unreadable file, a non-test source file).
+ABSENT: Final = _Absent()
+
+
+class CannotIncrement(Exception):  # a signal: the caller runs the full combine instead
+    """Raised inside an incremental combine that cannot guarantee the full combine's output."""
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON-like values through the Mapping / Sequence protocols, so a lazily parsed previous value
+    compares equal to plain dicts and lists (a Sequence need not define __eq__)."""
+    if a == b:  # plain values: C speed; == never says equal wrongly, it may only miss a lazy Sequence
+        return True
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        return (isinstance(a, Mapping) and isinstance(b, Mapping) and len(a) == len(b)
+                and all(key in b and json_equal(value, b[key]) for key, value in a.items()))
+    if isinstance(a, Sequence) and not isinstance(a, str) and isinstance(b, Sequence) and not isinstance(b, str):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def index_diff(previous: Mapping[str, str], files: Sequence[FileRecord]) -> dict[str, tuple[str | None, str | None]]:
+    """path → (old blob id or None, new blob id or None) for every path added, removed or changed between the
+    previous file index (path → sha) and `files`."""
+    diff: dict[str, tuple[str | None, str | None]] = {}
+    kept = 0
+    for record in files:
+        old = previous.get(record.path)
+        kept += old is not None
+        if old != record.sha:
+            diff[record.path] = (old, record.sha)
+    if kept < len(previous):  # something was removed: find it (one more pass, only then)
+        present = {record.path for record in files}
+        diff.update((path, (sha, None)) for path, sha in previous.items() if path not in present)
+    return diff
 
 
 @dataclass
@@ -36,11 +79,38 @@ class ProbeContext:
     # Per-file results of the PerFileProbes run so far in this gather: probe name → {"path\0sha": result}.
     analysed: dict[str, dict[str, Any]] = field(default_factory=dict)
     _by_path: dict[str, FileRecord] = field(default_factory=dict, repr=False)
+    _sorted: list[str] | None = field(default=None, init=False, repr=False)
+    _sorted_known: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_path = {f.path: f for f in self.files}
         self._index = globs.PathIndex([f.path for f in self.files])
         self._real_root = os.path.realpath(self.root)
+
+    def matching_paths(self, patterns: Sequence[str]) -> list[str]:
+        """Indexed paths matching any pattern, sorted; base-name globs cost a look at each distinct name, not
+        a pass over every record as `matching` makes."""
+        hits: set[str] = set()
+        for pattern in patterns:
+            hits.update(self._index.match(pattern))
+        return sorted(hits)
+
+    def sorted_paths(self) -> list[str] | None:
+        """All indexed paths when the index is in path order (as `build_index` makes it), else None; checked
+        once per context. Incremental combines rely on it (bisect, and "first file in path order")."""
+        if not self._sorted_known:
+            paths = self._index.paths
+            # Strictly ascending: sorted (a C-speed check) and no path twice.
+            self._sorted = paths if len(self._by_path) == len(paths) and paths == sorted(paths) else None
+            self._sorted_known = True
+        return self._sorted
+
+    def named(self, name: str) -> Sequence[str]:
+        """The indexed paths whose base name is `name`, in index order (read-only)."""
+        return self._index.by_name.get(name, ())
+
+    def has(self, path: str) -> bool:
+        return path in self._by_path
 
     def matching(self, patterns: Sequence[str]) -> list[FileRecord]:
         """Indexed files matching any pattern, in index order (each pattern uses the base-name index)."""
@@ -110,6 +180,15 @@ class Probe:
         digest.update(self.extra_fingerprint(ctx).encode())
         return digest.hexdigest()
 
+    def settings_fingerprint(self, ctx: ProbeContext) -> str:
+        """The part of `fingerprint` that is neither input files nor upstream keys (name, version, options,
+        extra): an incremental combine is only valid while it is unchanged."""
+        digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
+        for key in self.options:
+            digest.update(f"opt:{key}={ctx.options.get(key, '')}\0".encode())
+        digest.update(self.extra_fingerprint(ctx).encode())
+        return digest.hexdigest()
+
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
                    level: str = "warning") -> Diagnostic:
         return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
@@ -134,6 +213,11 @@ class PerFileProbe(Probe):
         """What of `path` besides the file's content `analyze` depends on (e.g. its language), when that is
         all: files with equal blob ids and equal classes then share one analysis. None: never share."""
         return None
+
+    # Upstream keys that may have changed since `previous` when run_incremental is called, provided their
+    # producer was itself reused or updated by run_incremental in this gather; every other key in `requires`
+    # must be unchanged (equal fingerprint or equal value).
+    incremental_upstream: ClassVar[tuple[str, ...]] = ()
 
     def analysis_is_cheap(self, ctx: ProbeContext) -> bool:
         """Whether `analyze` costs little per file here: then files are analysed in this process, as
@@ -169,3 +253,58 @@ class PerFileProbe(Probe):
             results[record.path] = result
         ctx.analysed[self.name] = fresh
         return self.combine(ctx, results), fresh
+
+    def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
+                        previous_diagnostics: Sequence[Diagnostic] = (),
+                        result_of: Callable[[str], Any] | None = None) -> ProbeOutput | None:
+        """The output `combine` would give over all files, worked out from the previous output and the changed
+        files only; None when that cannot be guaranteed (the caller then runs `run_cached`).
+
+        Call it only when `settings_fingerprint` is unchanged since `previous` and each key in `requires` is
+        unchanged or listed in `incremental_upstream` (see there); `ctx.upstream` holds the current values.
+        `previous`: each key in `produces` → its previous value; read-only, read through the Mapping and
+        Sequence protocols only (sequences must accept slices). `changes`: every input path whose (path, sha)
+        changed → (old result, new result), ABSENT for a file added or removed (see `prepare_incremental`).
+        `previous_diagnostics`: this probe's diagnostics in the previous snapshot. `result_of(path)`: the
+        result of an unchanged input file (its cached result; may raise KeyError, then it is analysed again).
+        Parts of `previous` that no change touches are returned as the same objects.
+        """
+        return None
+
+    def prepare_incremental(self, ctx: ProbeContext, diff: Mapping[str, tuple[str | None, str | None]],
+                            old_result: Callable[[str, str], Any],
+                            ) -> tuple[dict[str, tuple[Any, Any]], dict[str, Any]] | None:
+        """`changes` for run_incremental from an `index_diff`, and the new per-file results ("path\\0sha" → result,
+        to add to the cache). Changed input files are analysed here (in this process: they are few);
+        `old_result(path, sha)` is the cached result of the previous version and raises KeyError when there is
+        none: then None (the caller runs the full path). Also records the new results in `ctx.analysed`, as
+        `run_cached` does, so a later probe can reuse them."""
+        matchers = [globs.matcher(pattern) for pattern in self.inputs]
+        changes: dict[str, tuple[Any, Any]] = {}
+        fresh: dict[str, Any] = {}
+        for path, (old_sha, new_sha) in sorted(diff.items()):
+            if not any(m.match(path) for m in matchers):
+                continue
+            try:
+                old = ABSENT if old_sha is None else old_result(path, old_sha)
+            except KeyError:
+                return None
+            record = ctx.record(path) if new_sha is not None else None
+            new = ABSENT if record is None else self.analyze(ctx, record)
+            if record is not None:
+                fresh[f"{path}\0{record.sha}"] = new
+            changes[path] = (old, new)
+        ctx.analysed[self.name] = fresh
+        return changes, fresh
+
+    def result_for(self, ctx: ProbeContext, path: str, result_of: Callable[[str], Any] | None) -> Any:
+        """The result of an unchanged input file: from `result_of`, else (no lookup, or a miss) analysed now."""
+        if result_of is not None:
+            try:
+                return result_of(path)
+            except KeyError:
+                pass
+        record = ctx.record(path)
+        if record is None:
+            raise CannotIncrement(f"{path} is not indexed")
+        return self.analyze(ctx, record)

@@ -9,16 +9,18 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from repocontext import parts
-from repocontext.encode import encode
+from repocontext.encode import Encoded, encode, encode_carried, encode_section
 from repocontext.lazyjson import LAZY, StoreError, plain
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
 from repocontext.parts import LazyContext
+from repocontext.probecache import ProbeCache
+
+if TYPE_CHECKING:
+    from repocontext.regather import Regathered
 
 WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
 
@@ -49,9 +51,36 @@ class RepoContextStore:
         directory = self.repo_dir(Path(context.meta.root))
         encoded = encode(context)
         try:
-            name = parts.write(directory, context.meta.commit or WORKTREE_KEY, encoded.sections, encoded.parts)
+            name = parts.write(directory, context.meta.commit or WORKTREE_KEY, encoded.sections, encoded.parts,
+                               rewrite=True)
         except OSError as exc:
             raise StoreError(f"cannot write RepoContext under {directory}: {exc.strerror}") from exc
+        return directory / name
+
+    def save_regathered(self, result: Regathered, previous: LazyContext) -> Path:
+        """Store a re-gather: unchanged sections and members keep their parts; the probe cache gets the
+        changed files' results. Returns the manifest's path."""
+        directory = self.repo_dir(Path(result.meta.root))
+        out = Encoded()
+        for name in RepoContext.model_fields:
+            if name in ("meta", "diagnostics", "files", "denied"):
+                encode_section(out, name, getattr(result, name))
+            elif name in result.sections:
+                encode_carried(out, name, result.sections[name], previous, result.changed)
+            else:  # no probe produced it (one crashed): the model's empty default, as a full gather stores
+                encode_section(out, name, RepoContext.model_fields[name].get_default(call_default_factory=True))
+        try:
+            name = parts.write(directory, result.meta.commit or WORKTREE_KEY, out.sections, out.parts)
+        except OSError as exc:
+            raise StoreError(f"cannot write RepoContext under {directory}: {exc.strerror}") from exc
+        cache = self.probe_cache(Path(result.meta.root))
+        try:
+            for slot, results in result.cache_replaced.items():
+                cache.replace(slot, results)
+            for slot, added in result.cache_added.items():
+                cache.update(slot, added, result.cache_removed.get(slot, ()))
+        finally:
+            cache.close()
         return directory / name
 
     def latest_path(self, root: Path) -> Path | None:
@@ -79,22 +108,24 @@ class RepoContextStore:
             raise StoreError(f"RepoContext {lazy.name} is not a RepoContext; re-run `planner gather`")
         return data
 
+    def probe_cache(self, root: Path) -> ProbeCache:
+        return ProbeCache(self.repo_dir(root))
+
     def load_cache(self, root: Path) -> dict[str, dict[str, Any]]:
-        """Per-file probe results from earlier gathers (empty when absent or unreadable)."""
+        """Per-file probe results from earlier gathers, by slot (empty when absent or unreadable)."""
+        cache = self.probe_cache(root)
         try:
-            raw = (self.repo_dir(root) / "probe-cache.json").read_bytes()
-            with gc_paused():
-                data = orjson.loads(raw)
-        except (OSError, orjson.JSONDecodeError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            return {slot: cache.load(slot) for slot in cache.slots()}
+        finally:
+            cache.close()
 
     def save_cache(self, root: Path, cache: dict[str, dict[str, Any]]) -> None:
-        target = self.repo_dir(root) / "probe-cache.json"
+        (self.repo_dir(root) / "probe-cache.json").unlink(missing_ok=True)  # the older layout's file
+        store = self.probe_cache(root)
         try:
-            atomic_write(target, orjson.dumps(cache))
-        except OSError as exc:
-            raise StoreError(f"cannot write probe cache {target}: {exc.strerror}") from exc
+            store.replace_all(cache)
+        finally:
+            store.close()
 
     def load(self, root: Path) -> RepoContext | None:
         raw = self.load_raw(root)

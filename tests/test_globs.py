@@ -49,3 +49,12 @@ def test_star_does_not_cross_directories() -> None:
 def test_bad_globs_are_refused(pattern: str) -> None:
     with pytest.raises(GlobError):
         check_glob(pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    "**", "**/*.py", "src/**/*.py", "src/*/mod.py", "tests/**", "**/unit/*.py", "svc/Dockerfile*", "*.md",
+    "docs/index.md", "a/**/d.go", "**/requirements/*.txt", "scripts/*entrypoint.sh", "weird name [[]1].txt",
+    "config/.env*", "x/**/nothing.py",
+])
+def test_the_index_matches_exactly_what_a_scan_matches(pattern: str) -> None:
+    assert PathIndex(PATHS).match(pattern) == [p for p in PATHS if match(pattern, p)]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from repocontext.dockerfile import render
 from repocontext.gather import gather
-from repocontext.probes.containers import ContainersProbe, is_dockerfile
+from repocontext.globs import PathIndex
+from repocontext.probes.containers import DOCKERFILE_GLOBS, ContainersProbe, is_dockerfile
 
 DOCKERFILE = """\
 # syntax=docker/dockerfile:1
@@ -59,6 +60,10 @@ def test_is_dockerfile() -> None:
     assert all(is_dockerfile(p) for p in ("Dockerfile", "a/Containerfile", "x.Dockerfile", "x.dockerfile",
                                           "Dockerfile.prod", "Containerfile.dev"))
     assert not any(is_dockerfile(p) for p in ("Dockerfile-old", "docs/dockerfile.md", "Makefile"))
+    paths = sorted(["Dockerfile", "a/Containerfile", "x.Dockerfile", "b/x.dockerfile", "Dockerfile.prod", ".Dockerfile",
+                    "Dockerfile.", "Dockerfile-old", "docs/dockerfile.md", "Makefile", "c/Containerfile.dev"])
+    index = PathIndex(paths)
+    assert sorted({p for g in DOCKERFILE_GLOBS for p in index.match(g)}) == [p for p in paths if is_dockerfile(p)]
 
 
 def test_gather_end_to_end(tmp_path: Path) -> None:

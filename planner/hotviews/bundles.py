@@ -154,7 +154,7 @@ def warm(settings: Settings, root: Path, bundles: bool = False) -> WarmReport:
     store = RepoContextStore(settings.home)
     snap = naming.snapshot(store, root)
     try:
-        context = store.load_raw(root)
+        context = store.load_lazy(root)  # only the keys the TCCMs name are read
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
     if snap is None or context is None:

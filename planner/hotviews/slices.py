@@ -25,6 +25,7 @@ from planner import tokens
 from planner.bundle import keys, render
 from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM, input_refs, split_key
+from repocontext.lazyjson import plain
 
 MAX_VALUES = 500  # per input-scoped key
 MAX_SLICES = 5_000  # per repository and commit
@@ -107,7 +108,7 @@ def render_slice(context: Mapping[str, Any], spec: SliceSpec, inputs: Mapping[st
     for band, index in spec.ids:
         entry_id = f"{band}:{index}:{resolved.key}"
         counts[entry_id] = tokens.count(render.block(entry_id, body))
-    return HotSlice(resolved.key, list(resolved.notes), body, resolved.value, counts)
+    return HotSlice(resolved.key, list(resolved.notes), body, plain(resolved.value), counts)
 
 
 def render_all(context: Mapping[str, Any], specs: list[SliceSpec]) -> Iterator[tuple[SliceSpec, dict[str, str],

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from itertools import pairwise
 from operator import itemgetter
-from typing import Any
+from typing import Any, Protocol
 
 from repocontext.callsites import go, js
 from repocontext.callsites.common import (
@@ -38,12 +38,14 @@ from repocontext.callsites.common import (
     resolve_scan,
 )
 from repocontext.callsites.distributions import Providers
+from repocontext.callsites.pathfacts import LookupLayout, PathFacts
 from repocontext.callsites.python import scan_python
 from repocontext.callsites.testfiles import JS_SUFFIXES
 from repocontext.model import Diagnostic, FileRecord
 from repocontext.parallel import gc_paused
 from repocontext.paths import split_path
-from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
+from repocontext.probe import ABSENT, CannotIncrement, PerFileProbe, ProbeContext, ProbeOutput
+from repocontext.probes.call_sites_delta import Classified, FileSites, patch_groups
 
 PY_GLOBS = ("**/*.py",)
 JS_GLOBS = ("**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx", "**/*.ts", "**/*.tsx")
@@ -94,6 +96,29 @@ class RepoLayout:
         return python_package(path, self.py_modules.get(path))
 
 
+class Layout(Protocol):
+    """What grouping reads of a layout: RepoLayout (from all files) or LookupLayout (point lookups)."""
+
+    py_top: Container[str]
+    py_top_weak: Container[str]
+    npm_names: Container[str]
+    go_modules: dict[str, str]
+
+    def package_of(self, path: str) -> str | None: ...
+
+
+MANIFESTS = ("package.json", "go.mod")
+
+
+def manifest_layout(ctx: ProbeContext, facts: PathFacts, result: Callable[[str], Any]) -> LookupLayout:
+    """A LookupLayout with the npm names and Go modules of the manifests' results (`result(path)`)."""
+    found = {path: result(path) for name in MANIFESTS for path in ctx.named(name)}
+    npm = {r["npm_name"] for r in found.values() if isinstance(r, Mapping) and r.get("npm_name")}
+    go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in found.items()
+               if isinstance(r, Mapping) and r.get("go_module")}
+    return LookupLayout(facts, npm, go_mods)
+
+
 def analyze_manifest(ctx: ProbeContext, path: str) -> dict[str, Any] | None:
     """package.json: its name and whether it mentions vitest; go.mod: its module path; else None."""
     name = path.rpartition("/")[2]
@@ -120,7 +145,7 @@ def scan_source(path: str, text: str) -> FileScan:
     return go.scan_go(text) if language == "go" else FileScan()
 
 
-def scanned(path: str, result: Any, layout: RepoLayout) -> FileScan | None:
+def scanned(path: str, result: Any, layout: Layout) -> FileScan | None:
     """A cached per-file result back as a FileScan, Python relative names resolved; None if not a scan."""
     if not isinstance(result, Mapping) or "sites" not in result:
         return None
@@ -156,7 +181,7 @@ def go_dependencies(dependencies: Mapping[str, Any] | None) -> list[str]:
 class Grouper:
     """Decides the group of each raw site (or that it is left out) and collects the groups."""
 
-    def __init__(self, layout: RepoLayout, dependencies: Mapping[str, Any] | None) -> None:
+    def __init__(self, layout: Layout, dependencies: Mapping[str, Any] | None) -> None:
         self.layout = layout
         self.providers = Providers(dependencies)
         self.go_known = go_dependencies(dependencies) + sorted(layout.go_modules.values())
@@ -284,3 +309,74 @@ class CallSitesProbe(PerFileProbe):
                 rows = resolved_rows(rows, layout.package_of(path))
             grouper.add_rows(path, language_of(path) or "", sorted(rows, key=_ROW_ORDER) if in_order else rows)
         return ProbeOutput(values={"call_sites": grouper.result(presorted=in_order)}, diagnostics=diagnostics)
+
+    def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
+                        previous_diagnostics: Sequence[Diagnostic] = (),
+                        result_of: Callable[[str], Any] | None = None) -> ProbeOutput | None:
+        """The full combine's output from the previous groups and the changed files (see PerFileProbe).
+
+        Contract: call it only when this probe's `requires` fingerprint is unchanged (the `dependencies` value
+        equals the previous one, which decides aliases and what is declared). None when the layout may have
+        changed (an input file added or removed, a package.json or go.mod changed), when the index is not in
+        path order, when `previous` does not hold a changed file's old sites where they belong, or when a
+        group would change its first_party (a group shared by two languages lost its first file): the
+        tests probe may then assume call_sites changed only in the sites of changed files.
+        Groups that no changed file touches, or whose sites came out equal, are the very objects of
+        `previous["call_sites"]`; the others are new dicts whose `sites` reuse the previous site objects.
+        Diagnostics: `previous_diagnostics` of unchanged files, plus those of the changed files, in path order.
+        """
+        groups = previous.get("call_sites")
+        paths = ctx.sorted_paths()
+        if not isinstance(groups, Mapping) or paths is None or not _layout_kept(changes):
+            return None
+        if any(d.file is None for d in previous_diagnostics):
+            return None
+        try:
+            facts = PathFacts(paths, ctx.has, ctx.named)
+            layout = manifest_layout(ctx, facts, lambda path: self.result_for(ctx, path, result_of))
+            grouper = Grouper(layout, ctx.upstream.get("dependencies"))
+            edits = {path: (_file_sites(grouper, layout, path, old), _file_sites(grouper, layout, path, new))
+                     for path, (old, new) in changes.items()}
+            patched = patch_groups(groups, edits, lambda key, site: _reclassify(grouper, key, site))
+        except CannotIncrement:
+            return None
+        diagnostics = [d for d in previous_diagnostics if d.file not in changes]
+        for path, (_, new) in changes.items():
+            if isinstance(new, Mapping) and "sites" in new and new.get("error"):
+                diagnostics.append(self.diagnostic(f"{new['error']}; file skipped", path, new.get("error_line")))
+        diagnostics.sort(key=lambda d: d.file or "")
+        return ProbeOutput(values={"call_sites": patched}, diagnostics=diagnostics)
+
+
+def _layout_kept(changes: Mapping[str, tuple[Any, Any]]) -> bool:
+    """Whether what decides first-party names cannot have changed: no file added or removed, no manifest."""
+    return all(old is not ABSENT and new is not ABSENT and path.rpartition("/")[2] not in MANIFESTS
+               for path, (old, new) in changes.items())
+
+
+def _file_sites(grouper: Grouper, layout: Layout, path: str, result: Any) -> FileSites:
+    """One file's sites by group, as combine adds them (skipped files: none), each with its classification."""
+    found = FileSites()
+    if not isinstance(result, Mapping) or "sites" not in result or result.get("error"):
+        return found
+    language = language_of(path) or ""
+    rows = result.get("sites", [])
+    if path.endswith(".py"):
+        rows = resolved_rows(rows, layout.package_of(path))
+    for module, symbol, line, col, kind in sorted(rows, key=_ROW_ORDER):
+        classified = grouper.classify(language, module, symbol)
+        if classified is not None:
+            key, first_party, aliases = classified
+            site = {"file": path, "line": line, "col": col, "symbol": symbol, "kind": kind}
+            found.by_group.setdefault(key, []).append((site, (first_party, tuple(aliases))))
+    return found
+
+
+def _reclassify(grouper: Grouper, key: str, site: Mapping[str, Any]) -> Classified:
+    """A stored site's classification: Python groups by its symbol; JS and Go by the group key (a package name
+    or module path classifies as itself). Raises CannotIncrement if that does not lead back to `key`."""
+    language = language_of(site["file"]) or ""
+    found = grouper.classify(language, "" if language == "python" else key, site["symbol"])
+    if found is None or found[0] != key:
+        raise CannotIncrement(f"site {site!r} does not classify into group {key!r}")
+    return found[1], tuple(found[2])

@@ -40,7 +40,8 @@ class ContainersProbe(Probe):
     produces = ("containers",)
 
     def _dockerfiles(self, ctx: ProbeContext) -> list[tuple[str, str | None]]:
-        return [(path, ctx.read_text(path)) for path in sorted(r.path for r in ctx.files if is_dockerfile(r.path))]
+        # DOCKERFILE_GLOBS name exactly what is_dockerfile accepts; the index finds them by base name.
+        return [(r.path, ctx.read_text(r.path)) for r in ctx.matching(DOCKERFILE_GLOBS)]
 
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         # Files copied into a final image are read for their shebang whatever their name.

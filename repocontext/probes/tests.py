@@ -18,34 +18,24 @@ site of X in `covers`: that would grow as tests × call sites.)
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from repocontext.callsites import go, js, testfiles
-from repocontext.callsites.common import FileScan, python_import_names
-from repocontext.model import FileRecord
+from repocontext.callsites import go, testfiles
+from repocontext.callsites.common import python_import_names
+from repocontext.model import Diagnostic, FileRecord
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
 from repocontext.probes.call_sites import (
     SOURCE_GLOBS,
+    Layout,
     RepoLayout,
     analyze_manifest,
     gc_paused,
     language_of,
     scan_source,
-    scanned,
 )
-
-
-@dataclass
-class _Test:
-    path: str
-    kind: str  # "python" | "js" | "go"
-    framework: str
-    scan: FileScan
-    modules: list[str] = field(default_factory=list)
-    targets: set[str] = field(default_factory=set)  # repository files it imports
+from repocontext.probes.tests_common import Resolver, TestFile, directory, entry_of, make_test
+from repocontext.probes.tests_delta import update_tests
 
 
 class _Sites:
@@ -73,14 +63,8 @@ class _Sites:
         """[(group, "file:line")] for the third-party sites in a non-test file."""
         return [(key, f"{site['file']}:{site['line']}") for key, site in self.by_file.get(path, ())]
 
-
-def _directory(path: str) -> str:
-    return path.rpartition("/")[0]
-
-
-def _site_order(where: str) -> tuple[str, int]:
-    path, _, line = where.rpartition(":")
-    return path, int(line)
+    def imported(self, path: str) -> Iterable[str]:
+        return self.imported_by.get(path, ())
 
 
 class TestsProbe(PerFileProbe):
@@ -89,6 +73,7 @@ class TestsProbe(PerFileProbe):
     version = "1"
     inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod", "**/vitest.config.*", "**/vitest.workspace.*")
     requires = ("call_sites",)
+    incremental_upstream = ("call_sites",)
     produces = ("tests",)
 
     def run_cached(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> tuple[ProbeOutput, dict[str, Any]]:
@@ -127,19 +112,28 @@ class TestsProbe(PerFileProbe):
         _Targets(ctx, layout, sites).resolve(tests)
         files, by_module = [], {}
         for test in tests:
-            covered: set[str] = set()
-            groups = set(sites.imported_by.get(test.path, ()))
-            for target in test.targets:
-                for key, where in sites.in_file(target):
-                    covered.add(where)
-                    groups.add(key)
+            entry, groups = entry_of(test, sites)
             for key in groups:
                 by_module.setdefault(key, []).append(test.path)
-            files.append({"path": test.path, "framework": test.framework, "modules": test.modules,
-                          "covers": sorted(covered, key=_site_order)})
+            files.append(entry)
         return ProbeOutput(values={"tests": {
             "files": files, "by_module": {k: sorted(by_module[k]) for k in sorted(by_module)},
         }})
+
+    def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
+                        previous_diagnostics: Sequence[Diagnostic] = (),
+                        result_of: Callable[[str], Any] | None = None) -> ProbeOutput | None:
+        """The full combine's output from the previous `tests` section, the current `call_sites` and the
+        changed files (see PerFileProbe and `tests_delta`).
+
+        Contract: `call_sites` (ctx.upstream) is unchanged since `previous`, or was produced by
+        CallSitesProbe.run_incremental in this gather (its changed files are then among `changes`: its
+        inputs are a subset of ours). None when a file was added or removed, a package.json, go.mod or
+        vitest config changed, or a change reaches tests the lookups cannot find. Unchanged entries of
+        `files` and lists of `by_module` are the previous objects. This probe has no diagnostics.
+        """
+        found = update_tests(ctx, previous.get("tests"), changes, lambda path: self.result_for(ctx, path, result_of))
+        return None if found is None else ProbeOutput(values={"tests": found})
 
 
 _UNKNOWN = object()
@@ -154,29 +148,18 @@ def _from_scan(ctx: ProbeContext, path: str, kind: str | None, scan: Any) -> dic
     return {"kind": kind or "python", **scan}
 
 
-def _tests(results: Mapping[str, Any], layout: RepoLayout) -> list[_Test]:
+def _tests(results: Mapping[str, Any], layout: Layout) -> list[TestFile]:
     """The test files among per-file results, with their framework; vitest is the JS default when declared."""
     js_default = "vitest" if any(isinstance(r, dict) and r.get("vitest") for r in results.values()) else "jest"
-    found: list[_Test] = []
-    for path, result in results.items():
-        scan = scanned(path, result, layout) if isinstance(result, dict) and "kind" in result else None
-        if scan is None:
-            continue
-        kind = result["kind"]
-        if kind == "python":
-            framework = testfiles.python_framework(scan.imports, scan.test_case, path)
-        else:
-            framework = "go" if kind == "go" else testfiles.js_framework(scan.imports, js_default)
-        found.append(_Test(path, kind, framework, scan))
-    return found
+    found = (make_test(path, result, layout, lambda: js_default) for path, result in results.items())
+    return [test for test in found if test is not None]
 
 
-class _Targets:
-    """Resolves what each test imports to repository files, and lists its imported modules."""
+class _Targets(Resolver):
+    """Resolution over indexes of every non-test file with third-party sites."""
 
     def __init__(self, ctx: ProbeContext, layout: RepoLayout, sites: _Sites) -> None:
-        self.ctx = ctx
-        self.layout = layout
+        super().__init__(ctx)
         self.py_names: dict[str, set[str]] = {}
         self.go_by_dir: dict[str, set[str]] = {}  # directory → non-test files with third-party sites
         self.go_by_import: dict[str, set[str]] = {}  # import path → the same
@@ -185,37 +168,17 @@ class _Targets:
                 for name in python_import_names(path, layout.packages):
                     self.py_names.setdefault(name, set()).add(path)
             elif path.endswith(".go"):
-                directory = _directory(path)
-                self.go_by_dir.setdefault(directory, set()).add(path)
-                imported = go.import_path_of_dir(directory, layout.go_modules)
+                folder = directory(path)
+                self.go_by_dir.setdefault(folder, set()).add(path)
+                imported = go.import_path_of_dir(folder, layout.go_modules)
                 if imported:
                     self.go_by_import.setdefault(imported, set()).add(path)
 
-    def resolve(self, tests: list[_Test]) -> None:
-        for test in tests:
-            getattr(self, f"_{test.kind}")(test)
+    def files_named(self, name: str) -> Iterable[str]:
+        return self.py_names.get(name, ())
 
-    def _python(self, test: _Test) -> None:
-        for site in test.scan.sites:
-            parts = site.symbol.split(".")
-            for end in range(len(parts), 0, -1):
-                test.targets.update(self.py_names.get(".".join(parts[:end]), ()))
-        test.modules = sorted({m for m in test.scan.imports if m.partition(".")[0] not in sys.stdlib_module_names})
+    def go_in_dir(self, path: str) -> Iterable[str]:
+        return self.go_by_dir.get(path, ())
 
-    def _js(self, test: _Test) -> None:
-        modules: set[str] = set()
-        for spec in test.scan.imports:
-            if js.is_relative(spec):
-                target = testfiles.resolve_js(test.path, spec, lambda p: self.ctx.record(p) is not None)
-                if target:
-                    test.targets.add(target)
-                    modules.add(target)
-            elif js.package_name(spec):
-                modules.add(spec)
-        test.modules = sorted(modules)
-
-    def _go(self, test: _Test) -> None:
-        test.targets.update(self.go_by_dir.get(_directory(test.path), ()))
-        for path in test.scan.imports:
-            test.targets.update(self.go_by_import.get(path, ()))
-        test.modules = sorted({p for p in test.scan.imports if not go.is_std(p)})
+    def go_importing(self, import_path: str) -> Iterable[str]:
+        return self.go_by_import.get(import_path, ())

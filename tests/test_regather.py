@@ -1,0 +1,168 @@
+"""Re-gathering from the stored snapshot equals a full gather, whatever the change; it falls back when it must."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from planner import service
+from planner.config import Settings
+from repocontext import encode
+from repocontext.gather import gather
+from repocontext.regather import Regathered
+from repocontext.store import RepoContextStore
+from tests.conftest import commit_all, git, write_files
+
+BASE = {
+    "pyproject.toml": "[project]\nname = 'app'\ndependencies = ['requests==2.31.0', 'pyyaml==6.0']\n",
+    "requirements.txt": "requests==2.31.0\npyyaml==6.0\n",
+    "app/__init__.py": "",
+    "app/net.py": "import requests\n\n\ndef fetch(u):\n    return requests.get(u)\n",
+    "app/conf.py": "import yaml\n\n\ndef load(t):\n    return yaml.safe_load(t)\n",
+    "tests/test_net.py": "from app.net import fetch\n\n\ndef test_fetch():\n    assert fetch\n",
+    "web/package.json": '{"name": "web", "dependencies": {"lodash": "4.17.20"}}\n',
+    "web/index.js": "const _ = require('lodash');\n_.merge({}, {});\n",
+    "Dockerfile": "FROM python:3.12-slim\nCOPY . /app\nCMD python -m app\n",
+}
+MODULES = ["requests", "yaml", "lodash", "json", "flask"]
+
+
+def _normal(data: dict[str, Any]) -> bytes:
+    data = orjson.loads(orjson.dumps(data))
+    data["meta"]["gathered_at"] = ""
+    for run in data["meta"]["probes"].values():
+        run["reused"] = False
+    return orjson.dumps(data)
+
+
+def _assert_like_a_full_gather(settings: Settings, repo: Path) -> Regathered | Any:
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    stored = RepoContextStore(settings.home).load_raw(repo)
+    assert stored is not None
+    assert _normal(stored) == _normal(gather(repo).model_dump(mode="json"))
+    return result
+
+
+def _edit(repo: Path, rng: random.Random, step: int) -> None:
+    """One random change of the kinds a commit makes: modify, add, remove sources and tests, manifests."""
+    sources = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.py") if ".git" not in p.parts)
+    kind = rng.choice(["modify", "modify", "add", "remove", "test", "manifest"])
+    module = rng.choice(MODULES)
+    if kind == "modify" and sources:
+        path = rng.choice(sources)
+        write_files(repo, {path: f"import {module}\n\n\ndef f{step}():\n    return {module}.x{step}()\n"})
+    elif kind == "add":
+        write_files(repo, {f"app/new{step}.py": f"from {module} import thing\nthing({step})\n"})
+    elif kind == "remove" and len(sources) > 3:
+        (repo / rng.choice(sources)).unlink()
+    elif kind == "test":
+        write_files(repo, {f"tests/test_s{step}.py": f"import app.conf\nimport {module}\n\n\ndef test_x():\n"
+                                                     f"    app.conf.load('a')\n    {module}.y()\n"})
+    else:
+        write_files(repo, {"requirements.txt": f"requests==2.{step}.0\npyyaml==6.0\n"})
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_random_commits_regather_like_a_full_gather(seed: int, make_repo: Callable[..., Path], home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode, "SPLIT_CHARS", 100)  # small thresholds: split sections and chunks on a small repo
+    monkeypatch.setattr(encode, "CHUNK", 2)
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    assert not isinstance(service.gather_repo(settings, repo, warm=False)[0], Regathered)  # first: a full gather
+    rng = random.Random(seed)
+    for step in range(8):
+        for _ in range(rng.randint(1, 3)):
+            _edit(repo, rng, step)
+        if rng.random() < 0.7:
+            commit_all(repo, f"step {step}")  # else: uncommitted changes, a dirty snapshot
+        assert isinstance(_assert_like_a_full_gather(settings, repo), Regathered)
+
+
+def test_source_edits_update_split_call_sites_in_place(make_repo: Callable[..., Path], home: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode, "SPLIT_CHARS", 100)
+    monkeypatch.setattr(encode, "CHUNK", 2)
+    files = {**BASE, **{f"app/m{i}.py": f"import requests\nrequests.get('{i}')\nrequests.put('{i}')\n"
+                        for i in range(6)}}
+    repo = make_repo(files)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+    for step, module in enumerate(["yaml", "requests", "lodash", "json", "requests"]):
+        write_files(repo, {f"app/m{step}.py": f"import {module}\n{module}.call({step})\n",
+                           "app/net.py": f"import requests\nrequests.head('{step}')\n"})
+        commit_all(repo, f"edit {step}")
+        result = _assert_like_a_full_gather(settings, repo)
+        assert isinstance(result, Regathered) and "call_sites" in result.incremental
+
+
+def test_unchanged_sections_keep_their_parts(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    store = RepoContextStore(home)
+    service.gather_repo(settings, repo, warm=False)
+    before = store.load_lazy(repo)
+    write_files(repo, {"app/net.py": "import requests\nrequests.post('/x')\n"})
+    commit_all(repo, "one source file")
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    after = store.load_lazy(repo)
+    assert isinstance(result, Regathered) and before is not None and after is not None
+    for section in ("containers", "dependencies", "conventions", "build"):
+        assert after.part_of(section) == before.part_of(section)  # reused by reference: same part
+    assert after.part_of("call_sites") != before.part_of("call_sites")
+    assert result.changed == {"app/net.py"} and "call_sites" in result.incremental
+
+
+def test_the_probe_cache_follows_the_change(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    store = RepoContextStore(home)
+    service.gather_repo(settings, repo, warm=False)
+    old_sha = git(repo, "rev-parse", "HEAD:app/net.py").strip()
+    write_files(repo, {"app/net.py": "import yaml\n"})
+    commit_all(repo, "change")
+    service.gather_repo(settings, repo, warm=False)
+    new_sha = git(repo, "rev-parse", "HEAD:app/net.py").strip()
+    cache = store.load_cache(repo)["call_sites@1"]
+    assert f"app/net.py\0{new_sha}" in cache and f"app/net.py\0{old_sha}" not in cache
+
+
+def test_a_corrupt_snapshot_is_regathered_in_full(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    store = RepoContextStore(home)
+    service.gather_repo(settings, repo, warm=False)
+    for part in (store.repo_dir(repo) / "parts").glob("*.json"):
+        part.write_bytes(b"{broken")
+    write_files(repo, {"app/net.py": "import yaml\n"})
+    commit_all(repo, "change")
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    assert not isinstance(result, Regathered)
+    assert _normal(store.load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
+
+
+def test_an_older_model_version_is_regathered_in_full(make_repo: Callable[..., Path], home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+    monkeypatch.setattr("repocontext.regather.SCHEMA_VERSION", 999)
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    assert not isinstance(result, Regathered)
+
+
+def test_too_many_changes_take_the_full_path(make_repo: Callable[..., Path], home: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+    monkeypatch.setattr("repocontext.regather.MAX_CHANGED", 1)
+    write_files(repo, {"a.py": "import yaml\n", "b.py": "import requests\n"})
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    assert not isinstance(result, Regathered)
+    assert _normal(RepoContextStore(home).load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
