@@ -114,6 +114,8 @@ class PathIndex:
         compiled = _compile(pattern)
         parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
         last = parts[-1] if parts else "**"
+        if parts == ["**"]:
+            return list(self.paths)
         if last == "**":
             return [p for p in self.paths if compiled.match(p)]  # any name: scan everything
         if not _MAGIC.search(last):

@@ -78,6 +78,7 @@ class ProbeContext:
     workers: int = 1  # processes a PerFileProbe may use for files not in its cache
     # Per-file results of the PerFileProbes run so far in this gather: probe name → {"path\0sha": result}.
     analysed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)  # values worked out once per gather (see Probe._extra)
     _by_path: dict[str, FileRecord] = field(default_factory=dict, repr=False)
     _sorted: list[str] | None = field(default=None, init=False, repr=False)
     _sorted_known: bool = field(default=False, init=False, repr=False)
@@ -117,6 +118,8 @@ class ProbeContext:
         hits: set[str] = set()
         for pattern in patterns:
             hits.update(self._index.match(pattern))
+        if len(hits) * 4 < len(self.files) and self.sorted_paths() is not None:  # few: no pass over every file
+            return [self._by_path[path] for path in sorted(hits)]
         return [f for f in self.files if f.path in hits]
 
     def record(self, path: str) -> FileRecord | None:
@@ -171,14 +174,21 @@ class Probe:
     def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: Mapping[str, str]) -> str:
         """A hash of everything the output depends on; equal hash ⇒ the old output is reused."""
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
-        for record in ctx.matching(self.inputs) if self.inputs else ():
-            digest.update(f"{record.path}\0{record.sha}\0".encode())
+        records = ctx.matching(self.inputs) if self.inputs else ()
+        digest.update("".join([f"{record.path}\0{record.sha}\0" for record in records]).encode())
         for key in self.options:
             digest.update(f"opt:{key}={ctx.options.get(key, '')}\0".encode())
         for key in self.requires:
             digest.update(f"req:{key}={upstream_fingerprints.get(key, '')}\0".encode())
-        digest.update(self.extra_fingerprint(ctx).encode())
+        digest.update(self._extra(ctx).encode())
         return digest.hexdigest()
+
+    def _extra(self, ctx: ProbeContext) -> str:
+        """extra_fingerprint, computed once per gather (it may parse files: the containers probe's does)."""
+        key = f"extra:{self.name}"
+        if key not in ctx.memo:
+            ctx.memo[key] = self.extra_fingerprint(ctx)
+        return str(ctx.memo[key])
 
     def settings_fingerprint(self, ctx: ProbeContext) -> str:
         """The part of `fingerprint` that is neither input files nor upstream keys (name, version, options,
@@ -186,7 +196,7 @@ class Probe:
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
         for key in self.options:
             digest.update(f"opt:{key}={ctx.options.get(key, '')}\0".encode())
-        digest.update(self.extra_fingerprint(ctx).encode())
+        digest.update(self._extra(ctx).encode())
         return digest.hexdigest()
 
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,

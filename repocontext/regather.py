@@ -69,10 +69,7 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     if len(diff) > MAX_CHANGED:
         return None
     denied = sorted([*index.denied, *content_denied], key=lambda d: d.path)
-    data: dict[str, Any] = {
-        "files": [{"path": f.path, "size": f.size, "sha": f.sha, "language": f.language} for f in files],
-        "denied": [{"path": d.path, "rule": d.rule} for d in denied],
-    }
+    data: dict[str, Any] = {}  # probe-made sections (no probe reads the file index as upstream JSON)
     ctx = ProbeContext(root=root, files=files, options=dict(options), upstream=data, workers=workers)
     run = _Run(previous, cache, ctx, data, diff, probes)
     for done, probe in enumerate(probes, start=1):

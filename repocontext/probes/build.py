@@ -55,6 +55,17 @@ def classify(path: str) -> tuple[str, str | None, str | None] | None:
     return None
 
 
+# Every path `classify` accepts matches one of these (it then decides): the index finds them by base name.
+CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), "**/requirements*.txt", "**/requirements*.in",
+                   "**/requirements/*.txt", "**/constraints*.txt")
+
+
+def build_files(ctx: ProbeContext) -> list[tuple[str, tuple[str, str | None, str | None]]]:
+    """(path, classification) of the build-relevant files, in index order."""
+    found = ((record.path, classify(record.path)) for record in ctx.matching(CANDIDATE_GLOBS))
+    return [(path, kind) for path, kind in found if kind is not None]
+
+
 class BuildProbe(Probe):
     name = "build"
     version = "1"
@@ -66,9 +77,8 @@ class BuildProbe(Probe):
         import hashlib
 
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
-        for record in ctx.files:
-            if classify(record.path):
-                digest.update(record.path.encode() + b"\0")
+        for path, _ in build_files(ctx):
+            digest.update(path.encode() + b"\0")
         return digest.hexdigest()
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
@@ -76,16 +86,12 @@ class BuildProbe(Probe):
         files: list[str] = []
         manifests: list[Manifest] = []
         lockfiles: list[Manifest] = []
-        for record in ctx.files:
-            found = classify(record.path)
-            if found is None:
-                continue
-            system, ecosystem, kind = found
-            files.append(record.path)
-            systems.append(BuildSystem(name=system, file=record.path))
+        for path, (system, ecosystem, kind) in build_files(ctx):
+            files.append(path)
+            systems.append(BuildSystem(name=system, file=path))
             if ecosystem and kind:
-                entry = Manifest(path=record.path, ecosystem=ecosystem, kind=kind,  # type: ignore[arg-type]
-                                 format=_format(record.path))
+                entry = Manifest(path=path, ecosystem=ecosystem, kind=kind,  # type: ignore[arg-type]
+                                 format=_format(path))
                 (lockfiles if kind == "lockfile" else manifests).append(entry)
         return ProbeOutput(values={
             "build": {"systems": [s.model_dump() for s in systems], "files": files},

@@ -13,14 +13,16 @@ class LanguagesProbe(Probe):
     produces = ("languages",)
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
-        stats: dict[str, LanguageStat] = {}
+        counts: dict[str, list[int]] = {}  # language → [files, bytes]; plain ints: this loop sees every file
         for record in ctx.files:
             if record.language is None:
                 continue
-            stat = stats.get(record.language)
-            if stat is None:
-                stat = stats[record.language] = LanguageStat()
-            stat.files += 1
-            stat.bytes += record.size
-        ordered = dict(sorted(stats.items(), key=lambda kv: (-kv[1].bytes, kv[0])))
-        return ProbeOutput(values={"languages": {k: v.model_dump() for k, v in ordered.items()}})
+            found = counts.get(record.language)
+            if found is None:
+                counts[record.language] = [1, record.size]
+            else:
+                found[0] += 1
+                found[1] += record.size
+        ordered = sorted(counts.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        stats = {name: LanguageStat(files=files, bytes=size).model_dump() for name, (files, size) in ordered}
+        return ProbeOutput(values={"languages": stats})
