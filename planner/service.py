@@ -60,6 +60,18 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
     return done
 
 
+def stored_context(settings: Settings, repo: Path) -> RepoContext:
+    """The latest stored snapshot of `repo` as a validated RepoContext."""
+    root = repo_root(repo)
+    try:
+        context = RepoContextStore(settings.home).load(root)
+    except StoreError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    if context is None:
+        raise PlannerError(f"no RepoContext for {root}; run `planner gather {root}` first")
+    return context
+
+
 def _regather(store: RepoContextStore, root: Path, options: dict[str, str],
               progress: Progress | None) -> tuple[Regathered, Path] | None:
     try:

@@ -100,6 +100,11 @@ def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping
             target = store / f"{sha}.json"
             if rewrite or not target.exists():
                 atomic_write(target, data)
+        # Parts kept from the previous snapshot may have been collected by gathers that finished meanwhile.
+        missing = sorted(sha for sha in _referenced({"sections": sections}) if not (store / f"{sha}.json").exists())
+        if missing:
+            raise StoreError(f"parts of the previous RepoContext under {directory} were removed by a concurrent "
+                             f"gather ({missing[0]}…); gather again")
         atomic_write(directory / name, body)
         try:
             previous = current(directory)

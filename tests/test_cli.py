@@ -64,6 +64,11 @@ def test_gather_bundle_provenance_runs(home: Path, make_repo: Callable[..., Path
     context = json.loads(gathered.stdout)
     assert context["meta"]["commit"] and [d["path"] for d in context["denied"]] == [".env"]
     assert "TOKEN=abc" not in gathered.stdout
+    again = run_cli("gather", str(repo), "--json")  # a re-gather: the whole snapshot is printed all the same
+    assert again.returncode == 0, again.stderr
+    regathered = json.loads(again.stdout)
+    assert regathered["meta"]["probes"]["call_sites"]["reused"] and regathered["files"] == context["files"]
+    assert {k: v for k, v in regathered.items() if k != "meta"} == {k: v for k, v in context.items() if k != "meta"}
     built = run_cli("bundle", "distroless-migration", "--repo", str(repo), "--json")
     assert built.returncode == 0, built.stderr
     record = json.loads(built.stdout)

@@ -166,3 +166,23 @@ def test_too_many_changes_take_the_full_path(make_repo: Callable[..., Path], hom
     result, _ = service.gather_repo(settings, repo, warm=False)
     assert not isinstance(result, Regathered)
     assert _normal(RepoContextStore(home).load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
+
+
+def test_parts_removed_by_a_concurrent_gather_fall_back_to_a_full_one(make_repo: Callable[..., Path], home: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    store = RepoContextStore(home)
+    service.gather_repo(settings, repo, warm=False)
+    carried = store.load_lazy(repo).part_of("containers")["part"]  # type: ignore[union-attr]
+    real = store.save_regathered
+
+    def racing(result: Regathered, previous: Any) -> Path:
+        (store.repo_dir(repo) / "parts" / f"{carried}.json").unlink()  # another gather's clean-up, just now
+        return real(result, previous)
+
+    monkeypatch.setattr(RepoContextStore, "save_regathered", lambda self, r, p: racing(r, p))
+    write_files(repo, {"app/net.py": "import yaml\n"})
+    result, _ = service.gather_repo(settings, repo, warm=False)
+    assert not isinstance(result, Regathered)  # the re-gather refused to point at a missing part
+    assert _normal(store.load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))

@@ -13,6 +13,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from planner import service
 from planner.cli.output import console
 from planner.config import Settings
+from repocontext.model import RepoContext
+from repocontext.regather import Regathered
 
 
 def gather_command(
@@ -37,8 +39,9 @@ def gather_command(
             context, path = service.gather_repo(settings, repo, progress=step, options=options, warm=warm)
     else:
         context, path = service.gather_repo(settings, repo, options=options, warm=warm)
-    if as_json:
-        sys.stdout.write(context.model_dump_json(indent=2) + "\n")
+    if as_json:  # a re-gather holds only what changed: print the stored snapshot whole
+        whole = context if isinstance(context, RepoContext) else service.stored_context(settings, repo)
+        sys.stdout.write(whole.model_dump_json(indent=2) + "\n")
         return
     meta = context.meta
     reused = sorted(name for name, run in meta.probes.items() if run.reused)
@@ -46,4 +49,7 @@ def gather_command(
     console.print(f"  files: {len(context.files)}  denied: {len(context.denied)}  "
                   f"languages: {', '.join(list(context.languages)[:5]) or 'none'}")
     console.print(f"  probes: {len(meta.probes)} run, {len(reused)} reused{': ' + ', '.join(reused) if reused else ''}")
+    if isinstance(context, Regathered):
+        updated = ", ".join(context.incremental) or "none"
+        console.print(f"  re-gathered: {len(context.changed)} changed file(s); updated from them alone: {updated}")
     console.print(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")
