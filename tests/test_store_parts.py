@@ -156,3 +156,21 @@ def test_an_older_layout_asks_for_a_regather(make_repo: Callable[..., Path], tmp
         store.load_lazy(repo)
     store.save(gather(repo))  # a gather replaces it
     assert store.load_raw(repo) is not None
+
+
+def test_chunked_lists_index_and_slice_like_lists() -> None:
+    items = [{"i": i} for i in range(23)]
+    chunks = [orjson.dumps(items[i: i + 5]) for i in range(0, 23, 5)]
+    fetched: list[int] = []
+
+    def fetch(index: int) -> bytes:
+        fetched.append(index)
+        return chunks[index]
+
+    lazy = ChunkedList(fetch, len(chunks), 23, 5, len(orjson.dumps(items)), "test")
+    assert lazy[7] == items[7] and lazy[-1] == items[-1] and fetched == [1, 4]
+    for window in (slice(3, 17), slice(0, 23), slice(20, 99), slice(-4, None), slice(1, 20, 3), slice(9, 2)):
+        assert lazy[window] == items[window]
+    assert list(lazy) == items and lazy == items and lazy != items[:-1]
+    with pytest.raises(IndexError):
+        lazy[23]
