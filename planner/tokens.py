@@ -95,3 +95,62 @@ def truncate(text: str, limit: int) -> str:
         if count(prefix) <= limit or size == 0:
             return prefix
         size -= 1
+
+
+def cut_at_line(text: str, limit: int) -> tuple[str, int] | None:
+    """(the longest prefix of whole lines of `text` within `limit` tokens, its exact token count), from
+    one encoding of a window; None when that cannot be vouched for here (the caller cuts token-wise).
+
+    Why it is exact: cl100k's pre-tokenizer never makes a piece that runs across a newline followed by a
+    non-whitespace character (letters, digits and contractions never include a newline; a punctuation run
+    takes only the newlines after it; whitespace pieces stop before a non-space), and BPE works piece by
+    piece. So the tokens of the text up to such a point are the window's first tokens, and a block that
+    joins a header ending in a newline, the cut and a marker starting with a non-space counts exactly as
+    the sum of its parts (tests/test_tokens_lines.py checks this on random text).
+    """
+    if not text or text[0].isspace() or limit <= 0:
+        return None
+    ids = _leading_ids(text, limit)
+    if len(ids) <= limit:
+        return None  # it fits whole: nothing to cut
+    enc = encoding()
+    data = enc.decode_bytes(ids[: limit + 1])  # one token more: a line ending right at the limit is seen
+    used, total = limit + 1, len(data)
+    end = _line_end(data, len(data))
+    while end > 0:
+        while total > end:
+            used -= 1
+            total -= len(enc.decode_single_token_bytes(ids[used]))
+        if total != end:
+            return None  # a token across the line end: not expected, but then do not vouch for the count
+        if used <= limit:
+            break
+        end = _line_end(data, end - 1)
+    if end <= 0 or used == 0:
+        return None  # the first line alone is over the limit
+    try:
+        return data[:end].decode("utf-8"), used
+    except UnicodeDecodeError:
+        return None
+
+
+def _line_end(data: bytes, stop: int) -> int:
+    """The end (just past the newline) of the last line before `stop` in `data` that is followed there by a
+    character that is not whitespace; 0 when there is none."""
+    at = data.rfind(b"\n", 0, stop)
+    while at >= 0:
+        following = _first_char(data[at + 1: at + 5])
+        if following and not following.isspace():
+            return at + 1
+        at = data.rfind(b"\n", 0, at)
+    return 0
+
+
+def _first_char(data: bytes) -> str:
+    """The character `data` starts with ("" when it is cut short: then it cannot be vouched for)."""
+    for size in range(1, len(data) + 1):
+        try:
+            return data[:size].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return ""

@@ -150,21 +150,33 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     if size <= limit:
         return text, size
     entry.status, entry.tokens_needed = "truncated", size
-    # Token counts are not exactly additive at the seams, so shrink until the block fits.
-    room = limit - tokens.count(render.block(entry.id, "", truncated=True))
+    text, size, cut = _truncated(entry.id, body, limit, entry.kind == "key")
+    item.loaded = cut
+    shown = render.prefix_value(item.value, len(cut)) if entry.kind == "key" else None
+    if not item.complete:
+        entry.tokens_needed = render.estimate_tokens(item.value, len(cut), size, shown)
+        entry.detail = "; ".join(x for x in (entry.detail, "full size estimated from the part shown") if x)
+    if entry.kind == "key":  # the structured slice is exactly what the cut text shows
+        item.value = shown
+    return text, size
+
+
+def _truncated(item_id: str, body: str, limit: int, rendered: bool) -> tuple[str, int, str]:
+    """(block, its tokens, the body part kept): the body cut so the block is at most `limit` tokens."""
+    frame = tokens.count(render.block(item_id, "", truncated=True))
+    room = limit - frame
+    if rendered:  # a rendered slice: cut after a whole line, counted exactly without encoding it again
+        lines = tokens.cut_at_line(body, max(room, 0))
+        if lines is not None:
+            cut, used = lines
+            return render.block(item_id, cut, truncated=True), frame + used, cut
+    # Token counts are not exactly additive at arbitrary seams, so shrink until the block fits.
     while True:
         cut = tokens.cut(body, max(room, 0))  # checked just below, with the block around it
-        text = render.block(entry.id, cut, truncated=True)
+        text = render.block(item_id, cut, truncated=True)
         size = tokens.count(text)
         if size <= limit or room <= 0:
-            item.loaded = cut
-            shown = render.prefix_value(item.value, len(cut)) if entry.kind == "key" else None
-            if not item.complete:
-                entry.tokens_needed = render.estimate_tokens(item.value, len(cut), size, shown)
-                entry.detail = "; ".join(x for x in (entry.detail, "full size estimated from the part shown") if x)
-            if entry.kind == "key":  # the structured slice is exactly what the cut text shows
-                item.value = shown
-            return text, size
+            return text, size, cut
         room -= size - limit
 
 
