@@ -62,8 +62,9 @@ def count_upto(text: str, limit: int) -> tuple[int, bool]:
     return round(prefix * len(text) / window), False
 
 
-def _leading_ids(text: str, limit: int) -> list[int]:
-    """Token ids of a prefix of `text` holding more than `limit` tokens (all of them when it has no more).
+def _leading_ids(text: str, limit: int) -> tuple[list[int], str]:
+    """(token ids, the window they encode): a prefix of `text` holding more than `limit` tokens (all of
+    `text` when it has no more).
 
     Tries a window of ~4 characters per token first (code and JSON run 2.5-4), then the safe bound,
     then the whole text: encoding a long slice only to keep its first tokens is the costly part."""
@@ -72,20 +73,20 @@ def _leading_ids(text: str, limit: int) -> list[int]:
         window = text[: (limit + 1) * per_token]
         ids = enc.encode_ordinary(window)
         if len(ids) > limit or len(window) == len(text):
-            return ids
-    return enc.encode_ordinary(text)
+            return ids, window
+    return enc.encode_ordinary(text), text
 
 
 def cut(text: str, limit: int) -> str:
     """About the first `limit` tokens of `text` (the text itself when it has no more). Re-encoding the
     result can give a token or so more at the seam: callers needing a hard bound check (see truncate)."""
-    ids = _leading_ids(text, limit)
+    ids, _ = _leading_ids(text, limit)
     return text if len(ids) <= limit else encoding().decode(ids[: max(limit, 0)])
 
 
 def truncate(text: str, limit: int) -> str:
     """The longest prefix of `text` that is at most `limit` tokens (the text itself when it fits)."""
-    ids = _leading_ids(text, limit)
+    ids, _ = _leading_ids(text, limit)
     if len(ids) <= limit:
         return text
     enc = encoding()
@@ -101,22 +102,26 @@ def cut_at_line(text: str, limit: int) -> tuple[str, int] | None:
     """(the longest prefix of whole lines of `text` within `limit` tokens, its exact token count), from
     one encoding of a window; None when that cannot be vouched for here (the caller cuts token-wise).
 
-    Why it is exact: cl100k's pre-tokenizer never makes a piece that runs across a newline followed by a
-    non-whitespace character (letters, digits and contractions never include a newline; a punctuation run
-    takes only the newlines after it; whitespace pieces stop before a non-space), and BPE works piece by
-    piece. So the tokens of the text up to such a point are the window's first tokens, and a block that
-    joins a header ending in a newline, the cut and a marker starting with a non-space counts exactly as
-    the sum of its parts (tests/test_tokens_lines.py checks this on random text).
+    Why it is exact: cl100k's pre-tokenizer never makes a piece that runs across a newline followed by
+    blanks (no CR/LF) and then a non-space character: letters, digits and contractions never include a
+    newline, a punctuation run takes only the newlines right after it, and a whitespace piece that holds a
+    newline ends at its last newline; BPE then works piece by piece. So the tokens of the text up to such
+    a point are the window's first tokens, and a block that joins a header ending in a newline, the cut
+    and a marker starting with a non-space counts exactly as the sum of its parts
+    (tests/test_tokens_lines.py checks this on random text).
     """
     if not text or text[0].isspace() or limit <= 0:
         return None
-    ids = _leading_ids(text, limit)
+    ids, window = _leading_ids(text, limit)
     if len(ids) <= limit:
         return None  # it fits whole: nothing to cut
     enc = encoding()
     data = enc.decode_bytes(ids[: limit + 1])  # one token more: a line ending right at the limit is seen
+    # What follows a line end is looked at in the encoded window (it may lie past `data`), never past it:
+    # there the window's own pieces could differ from the whole text's.
+    whole = window.encode()
     used, total = limit + 1, len(data)
-    end = _line_end(data, len(data))
+    end = _line_end(whole, len(data))
     while end > 0:
         while total > end:
             used -= 1
@@ -125,7 +130,7 @@ def cut_at_line(text: str, limit: int) -> tuple[str, int] | None:
             return None  # a token across the line end: not expected, but then do not vouch for the count
         if used <= limit:
             break
-        end = _line_end(data, end - 1)
+        end = _line_end(whole, end - 1)
     if end <= 0 or used == 0:
         return None  # the first line alone is over the limit
     try:
@@ -135,15 +140,29 @@ def cut_at_line(text: str, limit: int) -> tuple[str, int] | None:
 
 
 def _line_end(data: bytes, stop: int) -> int:
-    """The end (just past the newline) of the last line before `stop` in `data` that is followed there by a
-    character that is not whitespace; 0 when there is none."""
+    """The end (just past the newline) of the last line before `stop` in `data` after which no piece of
+    the pre-tokenizer runs on: the next line starts, maybe indented, with a non-space character (the
+    indent has no CR or LF in it). 0 when there is none."""
     at = data.rfind(b"\n", 0, stop)
     while at >= 0:
-        following = _first_char(data[at + 1: at + 5])
-        if following and not following.isspace():
+        if _line_follows(data, at + 1):
             return at + 1
         at = data.rfind(b"\n", 0, at)
     return 0
+
+
+def _line_follows(data: bytes, start: int) -> bool:
+    """Whether the whitespace from `start` ends, within `data`, at a non-space character, with no CR or LF
+    in it (a newline or a run of blanks to the end would let the piece before run across)."""
+    at = start
+    while at < len(data):
+        char = _first_char(data[at: at + 4])
+        if not char or char in "\r\n":
+            return False
+        if not char.isspace():
+            return True
+        at += len(char.encode())
+    return False
 
 
 def _first_char(data: bytes) -> str:

@@ -23,7 +23,16 @@ def _text(rng: random.Random) -> str:
 
 
 def _safe_ends(text: str) -> list[int]:
-    return [i + 1 for i, c in enumerate(text) if c == "\n" and i + 1 < len(text) and not text[i + 1].isspace()]
+    """Ends of lines followed by blanks (no CR/LF) and then a non-space character."""
+    ends = []
+    for i, c in enumerate(text):
+        if c != "\n":
+            continue
+        rest = text[i + 1:]
+        indent = len(rest) - len(rest.lstrip())
+        if indent < len(rest) and not any(ch in "\r\n" for ch in rest[:indent]):
+            ends.append(i + 1)
+    return ends
 
 
 @pytest.mark.parametrize("seed", range(6))
