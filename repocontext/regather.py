@@ -64,8 +64,9 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     if progress:
         progress("files", 0, total)
     index = build_index(root, known)
-    files, content_denied = secrets_scan.scan(root, index.files, {p: r["sha"] for p, r in known.items()})
-    diff = index_diff({p: r["sha"] for p, r in known.items()}, files)
+    shas = {path: row["sha"] for path, row in known.items()}
+    files, content_denied = secrets_scan.scan(root, index.files, shas)
+    diff = index_diff(shas, files)
     if len(diff) > MAX_CHANGED:
         return None
     denied = sorted([*index.denied, *content_denied], key=lambda d: d.path)
