@@ -29,15 +29,13 @@ class ProbeCache:
         self._db: sqlite3.Connection | None = None
 
     def _conn(self) -> sqlite3.Connection:
+        """The connection (sqlite3 errors propagate: readers treat them as an empty cache, writers see _write)."""
         if self._db is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")  # a lost last write costs a re-analysis, nothing more
-                db.execute(_SCHEMA)
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot open the probe cache {self.path} ({exc})") from exc
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a lost last write costs a re-analysis, nothing more
+            db.execute(_SCHEMA)
             self._db = db
         return self._db
 
@@ -50,7 +48,7 @@ class ProbeCache:
         """Every cached result of one probe (empty when the cache is unreadable)."""
         try:
             rows = self._conn().execute("SELECT key, value FROM results WHERE slot = ?", (slot,)).fetchall()
-        except (sqlite3.Error, StoreError):
+        except (sqlite3.Error, OSError):
             return {}
         with gc_paused():
             return {key: orjson.loads(value) for key, value in rows}
@@ -59,7 +57,7 @@ class ProbeCache:
         """One cached result; KeyError when there is none (or the cache is unreadable)."""
         try:
             row = self._conn().execute("SELECT value FROM results WHERE slot = ? AND key = ?", (slot, key)).fetchone()
-        except (sqlite3.Error, StoreError):
+        except (sqlite3.Error, OSError):
             row = None
         if row is None:
             raise KeyError(key)
@@ -68,7 +66,7 @@ class ProbeCache:
     def slots(self) -> list[str]:
         try:
             return [row[0] for row in self._conn().execute("SELECT DISTINCT slot FROM results ORDER BY slot")]
-        except (sqlite3.Error, StoreError):
+        except (sqlite3.Error, OSError):
             return []
 
     def replace(self, slot: str, results: Mapping[str, Any]) -> None:
@@ -85,17 +83,30 @@ class ProbeCache:
     def _write(self, cleared: list[str] | None, added: Mapping[str, Mapping[str, Any]],
                removed: Mapping[str, list[str]]) -> None:
         try:
-            db = self._conn()
-            with db:
-                db.execute("BEGIN IMMEDIATE")
-                if cleared is None:
-                    db.execute("DELETE FROM results")
-                for slot in cleared or ():
-                    db.execute("DELETE FROM results WHERE slot = ?", (slot,))
-                for slot, keys in removed.items():
-                    db.executemany("DELETE FROM results WHERE slot = ? AND key = ?", ((slot, k) for k in keys))
-                for slot, results in added.items():
-                    db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
-                                   ((slot, key, orjson.dumps(value)) for key, value in results.items()))
-        except sqlite3.Error as exc:
+            try:
+                self._write_once(cleared, added, removed)
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full: not damage
+                    raise
+                # Not a database any more (a damaged file): the cache only saves work, so start it afresh.
+                self.close()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self._write_once(cleared, added, removed)
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot write the probe cache {self.path} ({exc})") from exc
+
+    def _write_once(self, cleared: list[str] | None, added: Mapping[str, Mapping[str, Any]],
+                    removed: Mapping[str, list[str]]) -> None:
+        db = self._conn()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            if cleared is None:
+                db.execute("DELETE FROM results")
+            for slot in cleared or ():
+                db.execute("DELETE FROM results WHERE slot = ?", (slot,))
+            for slot, keys in removed.items():
+                db.executemany("DELETE FROM results WHERE slot = ? AND key = ?", ((slot, k) for k in keys))
+            for slot, results in added.items():
+                db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+                               ((slot, key, orjson.dumps(value)) for key, value in results.items()))

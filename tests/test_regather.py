@@ -186,3 +186,17 @@ def test_parts_removed_by_a_concurrent_gather_fall_back_to_a_full_one(make_repo:
     result, _ = service.gather_repo(settings, repo, warm=False)
     assert not isinstance(result, Regathered)  # the re-gather refused to point at a missing part
     assert _normal(store.load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
+
+
+def test_a_damaged_probe_cache_is_started_afresh(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    store = RepoContextStore(home)
+    service.gather_repo(settings, repo, warm=False)
+    (store.repo_dir(repo) / "probe-cache.sqlite").write_bytes(b"not a database" * 100)
+    write_files(repo, {"app/net.py": "import yaml\n"})
+    commit_all(repo, "change")
+    _assert_like_a_full_gather(settings, repo)
+    assert "call_sites@1" in store.load_cache(repo)  # rebuilt, and used again next time
+    write_files(repo, {"app/conf.py": "import requests\n"})
+    assert "call_sites" in _assert_like_a_full_gather(settings, repo).incremental
