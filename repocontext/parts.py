@@ -137,8 +137,8 @@ def _collect(directory: Path, keep: set[str]) -> None:
     for path in (directory / "parts").glob("*.json"):
         if path.stem not in used:
             path.unlink(missing_ok=True)
-    for path in directory.glob("*.json"):  # the older layout: <commit>.json and <commit>.sections-*/
-        if not path.name.endswith(SUFFIX) and path.name != "probe-cache.json":
+    for path in directory.glob("*.json"):  # the older layout: <commit>.json, probe-cache.json, *.sections-*/
+        if not path.name.endswith(SUFFIX):
             path.unlink(missing_ok=True)
     for path in directory.glob("*.sections-*"):
         shutil.rmtree(path, ignore_errors=True)

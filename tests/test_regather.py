@@ -146,22 +146,13 @@ def test_a_corrupt_snapshot_is_regathered_in_full(make_repo: Callable[..., Path]
     assert _normal(store.load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
 
 
-def test_an_older_model_version_is_regathered_in_full(make_repo: Callable[..., Path], home: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("setting", "value"), [("SCHEMA_VERSION", 999), ("MAX_CHANGED", 1)])
+def test_another_model_version_or_too_many_changes_take_the_full_path(
+        setting: str, value: int, make_repo: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(BASE)
     settings = Settings.from_env()
     service.gather_repo(settings, repo, warm=False)
-    monkeypatch.setattr("repocontext.regather.SCHEMA_VERSION", 999)
-    result, _ = service.gather_repo(settings, repo, warm=False)
-    assert not isinstance(result, Regathered)
-
-
-def test_too_many_changes_take_the_full_path(make_repo: Callable[..., Path], home: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = make_repo(BASE)
-    settings = Settings.from_env()
-    service.gather_repo(settings, repo, warm=False)
-    monkeypatch.setattr("repocontext.regather.MAX_CHANGED", 1)
+    monkeypatch.setattr(f"repocontext.regather.{setting}", value)
     write_files(repo, {"a.py": "import yaml\n", "b.py": "import requests\n"})
     result, _ = service.gather_repo(settings, repo, warm=False)
     assert not isinstance(result, Regathered)

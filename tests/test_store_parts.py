@@ -59,14 +59,19 @@ def test_split_sections_round_trip_exactly(small_parts: None, make_repo: Callabl
         assert value.json_size() == len(_compact(value))
 
 
-def test_reading_one_site_parses_only_its_chunk(small_parts: None, make_repo: Callable[..., Path],
-                                                tmp_path: Path) -> None:
+def _yaml_part(make_repo: Callable[..., Path], tmp_path: Path) -> tuple[Path, RepoContextStore, str]:
+    """A stored repository and the digest of its `yaml` call-site group's part."""
     repo = make_repo(FILES)
     store = RepoContextStore(tmp_path / "home")
     store.save(gather(repo))
     lazy = store.load_lazy(repo)
     assert lazy is not None
-    part = lazy.part_of("call_sites")["split"]["yaml"]["part"]
+    return repo, store, lazy.part_of("call_sites")["split"]["yaml"]["part"]
+
+
+def test_reading_one_site_parses_only_its_chunk(small_parts: None, make_repo: Callable[..., Path],
+                                                tmp_path: Path) -> None:
+    repo, store, part = _yaml_part(make_repo, tmp_path)
     path = store.repo_dir(repo) / "parts" / f"{part}.json"
     lines = path.read_bytes().split(b"\n")
     path.write_bytes(b"\n".join([*lines[:-1], b"[" + b"x" * (len(lines[-1]) - 1)]))  # corrupt the last chunk
@@ -79,12 +84,7 @@ def test_reading_one_site_parses_only_its_chunk(small_parts: None, make_repo: Ca
 
 def test_aliases_are_answered_without_reading_the_member(small_parts: None, make_repo: Callable[..., Path],
                                                          tmp_path: Path) -> None:
-    repo = make_repo(FILES)
-    store = RepoContextStore(tmp_path / "home")
-    store.save(gather(repo))
-    lazy = store.load_lazy(repo)
-    assert lazy is not None
-    part = lazy.part_of("call_sites")["split"]["yaml"]["part"]
+    repo, store, part = _yaml_part(make_repo, tmp_path)
     (store.repo_dir(repo) / "parts" / f"{part}.json").unlink()
     assert store.load_lazy(repo)["call_sites"]["yaml"].get("aliases") == ["pyyaml"]  # type: ignore[index]
 
