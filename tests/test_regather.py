@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -191,3 +194,28 @@ def test_a_damaged_probe_cache_is_started_afresh(make_repo: Callable[..., Path],
     assert "call_sites@1" in store.load_cache(repo)  # rebuilt, and used again next time
     write_files(repo, {"app/conf.py": "import requests\n"})
     assert "call_sites" in _assert_like_a_full_gather(settings, repo).incremental
+
+
+def test_concurrent_gathers_leave_a_whole_snapshot(make_repo: Callable[..., Path], home: Path) -> None:
+    """Hooks of quick successive commits gather at once: the lock and the part check keep every snapshot whole."""
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+    env = {**os.environ, "PLANNER_HOME": str(home), "PLANNER_REDIS_URL": "off"}
+    for round_ in range(3):
+        write_files(repo, {f"app/n{round_}.py": "import requests\n", "app/net.py": f"import yaml\nyaml.a({round_})\n"})
+        commit_all(repo, f"round {round_}")
+        runs = [subprocess.Popen([sys.executable, "-m", "planner", "gather", str(repo)], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        errors = [run.communicate(timeout=120)[1] for run in runs]
+        assert all(run.returncode == 0 for run in runs), errors
+        assert _normal(RepoContextStore(home).load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
+
+
+def test_a_directory_outside_git_regathers_like_a_full_gather(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, {k: v for k, v in BASE.items()})
+    settings = Settings.from_env()
+    service.gather_repo(settings, root, warm=False)
+    write_files(root, {"app/net.py": "import yaml\nyaml.load('x')\n", "app/extra.py": "import requests\n"})
+    assert isinstance(_assert_like_a_full_gather(settings, root), Regathered)
