@@ -163,7 +163,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--builds", type=int, default=200, help="warm builds per case")
-    parser.add_argument("--cold-builds", type=int, default=20, help="cold and slices builds per case")
+    parser.add_argument("--cold-builds", type=int, default=200, help="cold and slices builds per case")
     parser.add_argument("--redis", default="auto", help="auto, embedded, or a redis:// URL")
     parser.add_argument("--parallel", type=int, default=50, help="processes building at once (0: skip)")
     parser.add_argument("--rounds", type=int, default=2, help="builds of each case per parallel process")
