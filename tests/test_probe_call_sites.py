@@ -66,6 +66,22 @@ def test_syntax_error_is_a_diagnostic_and_the_file_is_skipped(tmp_path: Path) ->
         ("call_sites", "bad.py", 2, "syntax error: invalid syntax; file skipped")]
 
 
+def test_js_ts_and_go_syntax_errors_are_reported_and_what_parsed_is_kept(tmp_path: Path) -> None:
+    groups, diagnostics = run(tmp_path, {
+        "web/app.js": "import _ from 'lodash';\n_.map([], x => x);\nfunction (((( {\n",
+        "web/ok.ts": "import _ from 'lodash';\n_.chunk([]);\n",
+        "svc/main.go": 'package main\n\nimport "github.com/pkg/errors"\n\nfunc main() {\n\terrors.New("x")\n'
+                       "\tif {{\n}\n",
+    })
+    assert [(d.file, d.line, d.message) for d in diagnostics] == [
+        ("svc/main.go", 5, "syntax error; parsed around it, so call sites may be missing"),
+        ("web/app.js", 3, "syntax error; parsed around it, so call sites may be missing"),
+    ]
+    assert [(s["file"], s["symbol"]) for s in groups["lodash"]["sites"]] == [
+        ("web/app.js", "lodash"), ("web/app.js", "lodash.map"), ("web/ok.ts", "lodash"), ("web/ok.ts", "lodash.chunk")]
+    assert "github.com/pkg/errors.New" in [s["symbol"] for s in groups["github.com/pkg/errors"]["sites"]]
+
+
 def test_js_groups_by_package_and_skips_relative_and_builtins(tmp_path: Path) -> None:
     groups, _ = run(tmp_path, {
         "package.json": '{"name": "@acme/web"}',
@@ -136,7 +152,7 @@ def test_per_file_cache_survives_json_and_matches_a_fresh_gather(make_repo: Call
     probes = [CallSitesProbe(), TestsProbe()]
     cache: dict[str, Any] = {}
     first = gather(repo, probes=probes, cache=cache)
-    assert sorted(cache) == ["call_sites@1", "tests@1"]
+    assert sorted(cache) == ["call_sites@2", "tests@1"]
     cache = json.loads(json.dumps(cache))  # as persisted between gathers
     write_files(repo, {"pkg/b.py": "import toml\ntoml.loads('')\n", "pkg/__init__.py": "import requests\n"})
     second = gather(repo, previous=first.model_dump(), probes=probes, cache=cache)

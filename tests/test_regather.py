@@ -131,7 +131,7 @@ def test_the_probe_cache_follows_the_change(make_repo: Callable[..., Path], home
     commit_all(repo, "change")
     service.gather_repo(settings, repo, warm=False)
     new_sha = git(repo, "rev-parse", "HEAD:app/net.py").strip()
-    cache = store.load_cache(repo)["call_sites@1"]
+    cache = store.load_cache(repo)["call_sites@2"]
     assert f"app/net.py\0{new_sha}" in cache and f"app/net.py\0{old_sha}" not in cache
 
 
@@ -191,7 +191,7 @@ def test_a_damaged_probe_cache_is_started_afresh(make_repo: Callable[..., Path],
     write_files(repo, {"app/net.py": "import yaml\n"})
     commit_all(repo, "change")
     _assert_like_a_full_gather(settings, repo)
-    assert "call_sites@1" in store.load_cache(repo)  # rebuilt, and used again next time
+    assert "call_sites@2" in store.load_cache(repo)  # rebuilt, and used again next time
     write_files(repo, {"app/conf.py": "import requests\n"})
     assert "call_sites" in _assert_like_a_full_gather(settings, repo).incremental
 
@@ -219,3 +219,19 @@ def test_a_directory_outside_git_regathers_like_a_full_gather(tmp_path: Path, ho
     service.gather_repo(settings, root, warm=False)
     write_files(root, {"app/net.py": "import yaml\nyaml.load('x')\n", "app/extra.py": "import requests\n"})
     assert isinstance(_assert_like_a_full_gather(settings, root), Regathered)
+
+
+def test_a_syntax_error_in_a_changed_js_file_is_reported_like_a_full_gather(make_repo: Callable[..., Path],
+                                                                           home: Path) -> None:
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+    write_files(repo, {"web/index.js": "const _ = require('lodash');\n_.merge({}, {});\nfunction (((( {\n"})
+    commit_all(repo, "broken js")
+    result = _assert_like_a_full_gather(settings, repo)
+    assert isinstance(result, Regathered) and "call_sites" in result.incremental
+    assert [(d.file, d.line) for d in result.diagnostics if d.probe == "call_sites"] == [("web/index.js", 3)]
+    write_files(repo, {"web/index.js": "const _ = require('lodash');\n_.merge({}, {});\n"})
+    commit_all(repo, "fixed")
+    fixed = _assert_like_a_full_gather(settings, repo)
+    assert not [d for d in fixed.diagnostics if d.probe == "call_sites"]

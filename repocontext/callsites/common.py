@@ -37,18 +37,19 @@ class FileScan:
     error: str | None = None
     error_line: int | None = None
     test_case: bool = False  # Python: defines a class deriving from a *TestCase
+    partial_line: int | None = None  # JS/TS/Go: parsed around a syntax error first met at this line
 
     def as_json(self) -> dict[str, Any]:
         """Plain JSON, for the per-file probe cache."""
         return {"sites": [[s.module, s.symbol, s.line, s.col, s.kind] for s in self.sites],
                 "imports": list(self.imports), "error": self.error, "error_line": self.error_line,
-                "test_case": self.test_case}
+                "test_case": self.test_case, "partial_line": self.partial_line}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FileScan:
         return cls(sites=[RawSite(*s) for s in data.get("sites", [])], imports=list(data.get("imports", [])),
                    error=data.get("error"), error_line=data.get("error_line"),
-                   test_case=bool(data.get("test_case")))
+                   test_case=bool(data.get("test_case")), partial_line=data.get("partial_line"))
 
 
 def package_dirs(paths: Iterable[str]) -> frozenset[str]:

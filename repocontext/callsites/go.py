@@ -92,6 +92,7 @@ def scan_go(text: str) -> FileScan:
             path = bound[ts.text(ident)]
             scan.sites.append(RawSite(path, f"{path}.{ts.text(field)}", *_pos(ident), "use"))
     scan.sites.sort(key=lambda s: (s.line, s.col, s.kind, s.symbol))
+    scan.partial_line = ts.first_error_line(root)
     return scan
 
 

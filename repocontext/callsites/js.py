@@ -192,6 +192,7 @@ def scan_js(text: str, grammar: str = "javascript") -> FileScan:
     if bound:
         _uses(scan, grammar, root, bound)
     scan.sites.sort(key=lambda s: (s.line, s.col, s.kind, s.symbol))
+    scan.partial_line = ts.first_error_line(root)
     return scan
 
 

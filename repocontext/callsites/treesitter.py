@@ -68,3 +68,18 @@ def string_value(node: Node | None) -> str | None:
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"`" and "${" not in raw:
         return raw[1:-1]
     return None
+
+
+def first_error_line(node: Node) -> int | None:
+    """The 1-based line of the first syntax error tree-sitter recovered from under `node`, or None.
+
+    tree-sitter always yields a tree; without this a file it could not fully parse would lose call sites
+    silently."""
+    if not node.has_error:
+        return None
+    while not (node.is_error or node.is_missing):
+        child = next((c for c in node.children if c.has_error or c.is_error or c.is_missing), None)
+        if child is None:
+            break
+        node = child
+    return int(node.start_point[0]) + 1

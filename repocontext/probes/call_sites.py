@@ -263,7 +263,7 @@ class Grouper:
 
 class CallSitesProbe(PerFileProbe):
     name = "call_sites"
-    version = "1"
+    version = "2"  # 2: JS/TS/Go syntax errors are reported (the cached scans carry partial_line)
     applies_to_tasks = ("vulnerability-remediation",)
     # package.json names and go.mod module paths decide what is first-party.
     inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod")
@@ -301,14 +301,22 @@ class CallSitesProbe(PerFileProbe):
         for path, result in results.items():
             if not isinstance(result, Mapping) or "sites" not in result:
                 continue
+            if result.get("error") or result.get("partial_line"):
+                diagnostics.append(self._parse_problem(path, result))
             if result.get("error"):
-                diagnostics.append(self.diagnostic(f"{result['error']}; file skipped", path, result.get("error_line")))
                 continue
             rows = result.get("sites", [])
             if path.endswith(".py"):
                 rows = resolved_rows(rows, layout.package_of(path))
             grouper.add_rows(path, language_of(path) or "", sorted(rows, key=_ROW_ORDER) if in_order else rows)
         return ProbeOutput(values={"call_sites": grouper.result(presorted=in_order)}, diagnostics=diagnostics)
+
+    def _parse_problem(self, path: str, result: Mapping[str, Any]) -> Diagnostic:
+        """A file that did not parse (skipped), or that tree-sitter parsed around a syntax error."""
+        if result.get("error"):
+            return self.diagnostic(f"{result['error']}; file skipped", path, result.get("error_line"))
+        return self.diagnostic("syntax error; parsed around it, so call sites may be missing", path,
+                               result["partial_line"])
 
     def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
                         previous_diagnostics: Sequence[Diagnostic] = (),
@@ -342,8 +350,8 @@ class CallSitesProbe(PerFileProbe):
             return None
         diagnostics = [d for d in previous_diagnostics if d.file not in changes]
         for path, (_, new) in changes.items():
-            if isinstance(new, Mapping) and "sites" in new and new.get("error"):
-                diagnostics.append(self.diagnostic(f"{new['error']}; file skipped", path, new.get("error_line")))
+            if isinstance(new, Mapping) and "sites" in new and (new.get("error") or new.get("partial_line")):
+                diagnostics.append(self._parse_problem(path, new))
         diagnostics.sort(key=lambda d: d.file or "")
         return ProbeOutput(values={"call_sites": patched}, diagnostics=diagnostics)
 
