@@ -114,27 +114,22 @@ def _nul_list(text: str) -> list[str]:
 
 def list_tree(path: Path) -> TreeListing:
     """Tracked files (with index blob ids), modified, deleted and untracked files."""
-    # Both listings at once: the second stats every file, the first only reads the index.
-    status_args = ("ls-files", "-m", "-d", "-o", "--exclude-standard", "-t", "-z")
-    status = _start(path, *status_args)
+    # Three listings at once (they dominate a re-gather): changes in tracked files (stats every file),
+    # untracked files (walks the tree), the index itself.
+    changes_args = ("diff-files", "--name-status", "--relative", "-z")
+    untracked_args = ("ls-files", "-o", "--exclude-standard", "-z")
+    changes, others = _start(path, *changes_args), _start(path, *untracked_args)
     tracked: dict[str, tuple[str, str]] = {}
     for line in _nul_list(_git(path, "ls-files", "-s", "-z")):
         meta, _, name = line.partition("\t")
         mode, sha, _stage = meta.split(" ")
         tracked[name] = (mode, sha)
-    # One pass for the rest: -t tags each path, "?" untracked, "R" deleted, "C" modified (a deleted file is
-    # listed as both R and C, as the separate -d and -m listings would).
     modified: set[str] = set()
     deleted: set[str] = set()
-    untracked: list[str] = []
-    for entry in _nul_list(_finish(status, status_args)):
-        tag, _, name = entry.partition(" ")
-        if tag == "?":
-            untracked.append(name)
-        elif tag.upper() == "R":
-            deleted.add(name)
-        else:
-            modified.add(name)
+    fields = _nul_list(_finish(changes, changes_args))
+    for status, name in zip(fields[::2], fields[1::2], strict=True):  # "M", "D", "T" (type change), "U"
+        (deleted if status == "D" else modified).add(name)
+    untracked = _nul_list(_finish(others, untracked_args))
     return TreeListing(tracked, modified - deleted, deleted, sorted(untracked))
 
 

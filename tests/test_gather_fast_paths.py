@@ -108,6 +108,18 @@ def test_copy_source_matching_by_prefix_equals_a_scan_in_any_order() -> None:
             assert _match(pattern, Listing(listing)) == _naive_match(pattern, listing), pattern
 
 
+def test_git_listing_of_a_subdirectory_sees_only_it(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"top.py": "t", "sub/a.py": "a", "sub/b.py": "b", "sub/deep/c.py": "c"})
+    (repo / "top.py").write_text("changed outside")
+    (repo / "outside.py").write_text("untracked outside")
+    (repo / "sub" / "a.py").write_text("changed")
+    (repo / "sub" / "deep" / "c.py").unlink()
+    (repo / "sub" / "new.py").write_text("n")
+    listing = repo_git.list_tree(repo / "sub")
+    assert sorted(listing.tracked) == ["a.py", "b.py", "deep/c.py"]
+    assert (listing.modified, listing.deleted, listing.untracked) == ({"a.py"}, {"deep/c.py"}, ["new.py"])
+
+
 def test_one_pass_git_listing_equals_the_separate_listings(make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"a.py": "a", "b.py": "b", "d/c.py": "c", "d/e.py": "e", ".gitignore": "*.log\n",
                       "name with space.txt": "s"})
