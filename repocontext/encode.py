@@ -140,7 +140,7 @@ def encode(context: RepoContext) -> Encoded:
 def encode_carried(out: Encoded, name: str, value: Any, previous: LazyContext, changed: set[str]) -> None:
     """A section of a re-gather: kept as stored when it is the previous snapshot's own object, stored
     member by member when it mixes kept and updated members, else validated and stored like any other."""
-    if name in previous and value is previous[name]:
+    if value is not None and value is previous.loaded(name):  # carried over by reference, never parsed here
         out.sections[name] = previous.part_of(name)
         return
     if isinstance(value, Mapping) and any(isinstance(v, LazyMember) for v in value.values()):

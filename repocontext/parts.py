@@ -194,6 +194,10 @@ class LazyContext(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._sections)
 
+    def loaded(self, section: str) -> Any:
+        """The section's value if it has been read already, else None (never reads it)."""
+        return self._cache.get(section)
+
     def part_of(self, section: str) -> Mapping[str, Any]:
         """The manifest entry of a section (which part(s) hold it), for a writer reusing them."""
         return self._sections[section]
