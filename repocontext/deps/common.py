@@ -159,6 +159,17 @@ class LockGraph:
         """Dev-only when reachable from dev roots but not from production roots."""
         return name not in self.prod and name in self.dev
 
+    def dependency(self, pkg: Mapping[str, Any], direct: Mapping[str, bool], path: str, line: int | None,
+                   dev: bool, source: str | None) -> Dependency:
+        """The record of one named `[[package]]` entry of a PyPI TOML lockfile (poetry.lock, uv.lock)."""
+        name = pypi_name(pkg["name"])
+        version = pkg.get("version")
+        return Dependency(
+            ecosystem="PyPI", name=name, version=str(version) if version is not None else None,
+            direct=name in direct, path=[] if name in direct else self.paths.get(name, []),
+            dev=dev, file=path, line=line, kind="lockfile", source=source,
+        )
+
 
 def lock_graph(direct: Mapping[str, bool], edges: Mapping[str, Iterable[str]]) -> LockGraph:
     """Chains prefer production roots: a package both ship and dev tools need shows its shipping chain."""

@@ -21,7 +21,6 @@ from repocontext.deps.common import (
     pypi_name,
     read_lock,
 )
-from repocontext.model import Dependency
 
 
 def parse_poetry_lock(path: str, text: str, declared: dict[str, bool] | None) -> Parsed:
@@ -46,14 +45,9 @@ def parse_poetry_lock(path: str, text: str, declared: dict[str, bool] | None) ->
         if id(pkg) not in named:
             result.issues.append(Issue("[[package]] entry without a name", path, lines[index] if lines else None))
             continue
-        name = pypi_name(pkg["name"])
-        version = pkg.get("version")
-        result.deps.append(Dependency(
-            ecosystem="PyPI", name=name, version=str(version) if version is not None else None,
-            direct=name in direct, path=[] if name in direct else graph.paths.get(name, []),
-            dev=_dev(pkg, name, graph), file=path, line=lines[index] if lines else None,
-            kind="lockfile", source=_source(pkg.get("source")),
-        ))
+        dev = _dev(pkg, pypi_name(pkg["name"]), graph)
+        result.deps.append(graph.dependency(pkg, direct, path, lines[index] if lines else None, dev,
+                                            _source(pkg.get("source"))))
     return result
 
 

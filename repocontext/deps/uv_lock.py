@@ -22,7 +22,6 @@ from repocontext.deps.common import (
     pypi_name,
     read_lock,
 )
-from repocontext.model import Dependency
 
 _MEMBER_SOURCES = ("editable", "virtual")
 
@@ -98,14 +97,8 @@ def parse_uv_lock(path: str, text: str, declared: dict[str, bool] | None) -> Par
             continue
         if _is_member(pkg):
             continue
-        name = pypi_name(pkg["name"])
-        version = pkg.get("version")
-        result.deps.append(Dependency(
-            ecosystem="PyPI", name=name, version=str(version) if version is not None else None,
-            direct=name in direct, path=[] if name in direct else graph.paths.get(name, []),
-            dev=graph.is_dev(name), file=path, line=line, kind="lockfile",
-            source=_source(pkg.get("source")),
-        ))
+        dev = graph.is_dev(pypi_name(pkg["name"]))
+        result.deps.append(graph.dependency(pkg, direct, path, line, dev, _source(pkg.get("source"))))
     return result
 
 
