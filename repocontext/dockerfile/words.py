@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+?])(.*))?\Z", re.DOTALL)
@@ -101,31 +102,30 @@ def extract_flags(text: str) -> tuple[list[tuple[str, str | None]], int]:
         i = end
 
 
+def _json_array(text: str) -> list[Any] | None:
+    """`text` as a JSON array, or None when it is not one (Docker then reads it as shell form)."""
+    if not text.startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
 def parse_exec(text: str) -> list[str] | None:
     """The argv of a JSON exec form, or None when `text` is not a valid JSON array of strings.
 
     Docker treats anything that is not a JSON array as shell form; an array with
     non-string items is an error in Docker, which the caller reports.
     """
-    if not text.startswith("["):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return None
-    return value
+    value = _json_array(text)
+    return value if value is not None and all(isinstance(v, str) for v in value) else None
 
 
 def is_json_non_string_array(text: str) -> bool:
-    if not text.startswith("["):
-        return False
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(value, list) and not all(isinstance(v, str) for v in value)
+    value = _json_array(text)
+    return value is not None and not all(isinstance(v, str) for v in value)
 
 
 def expand(text: str, env: dict[str, str | None], escape: str = "\\") -> tuple[str | None, list[str]]:
