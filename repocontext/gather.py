@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from repocontext import parallel, secrets_scan
-from repocontext.index import build_index
-from repocontext.model import Diagnostic, Meta, ProbeRun, RepoContext
+from repocontext.index import FileIndex, build_index
+from repocontext.model import Denied, Diagnostic, FileRecord, Meta, ProbeRun, RepoContext
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
 from repocontext.probes import ALL_PROBES
 from repocontext.store import repo_id
@@ -38,7 +38,7 @@ def get_path(data: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
-def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
@@ -85,10 +85,8 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
     total = len(probes) + 1
     if progress:
         progress("files", 0, total)
-    index = build_index(root)
     previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])}
-    files, content_denied = secrets_scan.scan(root, index.files, previous_files)
-    denied = sorted([*index.denied, *content_denied], key=lambda d: d.path)
+    index, files, denied = scan_tree(root, previous_files)
     # Probes see plain JSON upstream; the model gets the records themselves (see _assemble).
     data: dict[str, Any] = {
         "files": [{"path": f.path, "size": f.size, "sha": f.sha, "language": f.language} for f in files],
@@ -105,11 +103,7 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
         fingerprint = probe.fingerprint(ctx, key_fingerprints)
         old = previous_runs.get(probe.name)
         if previous is not None and old and old.get("inputs_hash") == fingerprint:
-            for key in probe.produces:
-                _set_path(data, key, get_path(previous, key))
-            diagnostics.extend(
-                Diagnostic.model_validate(d) for d in previous.get("diagnostics", []) if d.get("probe") == probe.name
-            )
+            diagnostics.extend(carry(probe, previous, data))
             runs[probe.name] = probe_run(probe, ctx, fingerprint, reused=True)
         else:
             diagnostics.extend(run_probe(probe, ctx, data, cache))
@@ -118,12 +112,34 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
             key_fingerprints[key] = fingerprint
     if progress:
         progress("done", total, total)
-    meta = Meta(
-        repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
-        gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs,
-    )
     indexed = {"files": (data["files"], files), "denied": (data["denied"], denied)}
-    return _assemble(data, indexed, diagnostics, meta)
+    return _assemble(data, indexed, diagnostics, snapshot_meta(root, index, runs))
+
+
+def scan_tree(root: Path, previous_shas: Mapping[str, str],
+              known: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[FileIndex, list[FileRecord], list[Denied]]:
+    """(index, files, denied): the file index with secret-looking files moved to the denials; files whose blob
+    is the one in `previous_shas` are not read again (`known`: see build_index)."""
+    index = build_index(root, known)
+    files, content_denied = secrets_scan.scan(root, index.files, previous_shas)
+    return index, files, sorted([*index.denied, *content_denied], key=lambda d: d.path)
+
+
+def previous_diagnostics(previous: Mapping[str, Any], probe: Probe) -> list[Diagnostic]:
+    return [Diagnostic.model_validate(d) for d in previous.get("diagnostics", [])
+            if isinstance(d, Mapping) and d.get("probe") == probe.name]
+
+
+def carry(probe: Probe, previous: Mapping[str, Any], data: dict[str, Any]) -> list[Diagnostic]:
+    """Reuse a probe's previous output (its inputs are unchanged): its keys' values; returns its diagnostics."""
+    for key in probe.produces:
+        set_path(data, key, get_path(previous, key))
+    return previous_diagnostics(previous, probe)
+
+
+def snapshot_meta(root: Path, index: FileIndex, runs: dict[str, ProbeRun]) -> Meta:
+    return Meta(repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
+                gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs)
 
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
@@ -171,5 +187,5 @@ def run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
         return [Diagnostic(probe=probe.name, level="error",
                            message=f"probe produced undeclared keys {sorted(unexpected)}; output dropped")]
     for key, value in output.values.items():
-        _set_path(data, key, value)
+        set_path(data, key, value)
     return output.diagnostics

@@ -15,19 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repocontext import secrets_scan
-from repocontext.gather import Progress, _set_path, get_path, probe_run, run_probe
-from repocontext.index import build_index
+from repocontext.gather import (
+    Progress,
+    carry,
+    get_path,
+    previous_diagnostics,
+    probe_run,
+    run_probe,
+    scan_tree,
+    set_path,
+    snapshot_meta,
+)
 from repocontext.lazyjson import Columns
 from repocontext.model import SCHEMA_VERSION, Denied, Diagnostic, FileRecord, Meta, ProbeRun
 from repocontext.parts import LazyContext
 from repocontext.probe import PerFileProbe, Probe, ProbeContext, index_diff
 from repocontext.probecache import ProbeCache
-from repocontext.store import repo_id
 
 MAX_CHANGED = 2_000  # beyond this many changed paths a full gather is about as fast
 
@@ -63,13 +69,11 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     total = len(probes) + 1
     if progress:
         progress("files", 0, total)
-    index = build_index(root, known)
     shas = {path: row["sha"] for path, row in known.items()}
-    files, content_denied = secrets_scan.scan(root, index.files, shas)
+    index, files, denied = scan_tree(root, shas, known)
     diff = index_diff(shas, files)
     if len(diff) > MAX_CHANGED:
         return None
-    denied = sorted([*index.denied, *content_denied], key=lambda d: d.path)
     data: dict[str, Any] = {}  # probe-made sections (no probe reads the file index as upstream JSON)
     ctx = ProbeContext(root=root, files=files, options=dict(options), upstream=data, workers=workers)
     run = _Run(previous, cache, ctx, data, diff, probes)
@@ -79,12 +83,10 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
         run.step(probe)
     if progress:
         progress("done", total, total)
-    gathered = Meta(repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
-                    gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=run.runs)
-    return Regathered(sections=data, meta=gathered, diagnostics=[*index.diagnostics, *run.diagnostics],
-                      files=files, denied=denied, changed=set(diff), incremental=run.incremental,
-                      cache_added=run.cache_added, cache_removed=run.cache_removed,
-                      cache_replaced=run.cache_replaced)
+    return Regathered(sections=data, meta=snapshot_meta(root, index, run.runs),
+                      diagnostics=[*index.diagnostics, *run.diagnostics], files=files, denied=denied,
+                      changed=set(diff), incremental=run.incremental, cache_added=run.cache_added,
+                      cache_removed=run.cache_removed, cache_replaced=run.cache_replaced)
 
 
 def _records(files: Any) -> dict[str, dict[str, Any]]:
@@ -102,7 +104,6 @@ class _Run:
                  diff: Mapping[str, tuple[str | None, str | None]], probes: Sequence[Probe]) -> None:
         self.previous, self.cache, self.ctx, self.data, self.diff = previous, cache, ctx, data, diff
         self.old_runs: Mapping[str, Any] = previous["meta"].get("probes", {})
-        self.old_diagnostics = [d for d in previous["diagnostics"] if isinstance(d, Mapping)]
         self.producer = {key: p.name for p in probes for key in p.produces}
         self.runs: dict[str, ProbeRun] = {}
         self.key_fingerprints: dict[str, str] = {}
@@ -113,16 +114,11 @@ class _Run:
         self.cache_removed: dict[str, list[str]] = {}
         self.cache_replaced: dict[str, dict[str, Any]] = {}
 
-    def _previous_diagnostics(self, probe: Probe) -> list[Diagnostic]:
-        return [Diagnostic.model_validate(d) for d in self.old_diagnostics if d.get("probe") == probe.name]
-
     def step(self, probe: Probe) -> None:
         fingerprint = probe.fingerprint(self.ctx, self.key_fingerprints)
         old = self.old_runs.get(probe.name) or {}
         if old.get("inputs_hash") == fingerprint:
-            for key in probe.produces:
-                _set_path(self.data, key, get_path(self.previous, key))
-            self.diagnostics += self._previous_diagnostics(probe)
+            self.diagnostics += carry(probe, self.previous, self.data)
             self.runs[probe.name] = probe_run(probe, self.ctx, fingerprint, reused=True)
             self.carried.add(probe.name)
         elif not (isinstance(probe, PerFileProbe) and self._incremental(probe, old)):
@@ -166,7 +162,8 @@ class _Run:
                 return False
             changes, fresh = prepared
             previous = {key: get_path(self.previous, key) for key in probe.produces}
-            output = probe.run_incremental(self.ctx, previous, changes, self._previous_diagnostics(probe), result_of)
+            output = probe.run_incremental(self.ctx, previous, changes, previous_diagnostics(self.previous, probe),
+                                           result_of)
         except Exception as exc:  # noqa: BLE001 - a bug in the short path must not sink the gather: go long
             self.diagnostics.append(Diagnostic(probe=probe.name, level="info",
                                                message=f"incremental update failed ({exc.__class__.__name__}); "
@@ -175,7 +172,7 @@ class _Run:
         if output is None:
             return False
         for key, value in output.values.items():
-            _set_path(self.data, key, value)
+            set_path(self.data, key, value)
         self.diagnostics += output.diagnostics
         self.cache_added[slot] = fresh
         self.cache_removed[slot] = [f"{path}\0{old}" for path, (old, new) in self.diff.items()

@@ -16,7 +16,7 @@ from repocontext.encode import Encoded, encode, encode_carried, encode_section
 from repocontext.lazyjson import LAZY, StoreError, plain
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
-from repocontext.parts import LazyContext
+from repocontext.parts import LazyContext, atomic_write
 from repocontext.probecache import ProbeCache
 
 if TYPE_CHECKING:
@@ -33,10 +33,6 @@ def repo_id(root: Path) -> str:
     real = str(root.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-") or "repo"
     return f"{slug}-{hashlib.sha1(real.encode()).hexdigest()[:12]}"
-
-
-def atomic_write(path: Path, text: str | bytes) -> None:
-    parts.atomic_write(path, text)
 
 
 class RepoContextStore:
