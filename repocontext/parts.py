@@ -67,6 +67,15 @@ def locked(directory: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def _reading(path: Path, what: str = "part") -> Iterator[None]:
+    """An OSError while reading a stored file becomes the one StoreError that says what to do."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreError(f"RepoContext {what} {path} is unreadable ({exc.strerror}); re-run `planner gather`") from exc
+
+
 def current(directory: Path) -> str | None:
     """The current manifest's file name, or None when the repository has no snapshot.
 
@@ -152,11 +161,8 @@ class LazyContext(Mapping[str, Any]):
         self._dir = directory
         self.name = name
         path = directory / name
-        try:
+        with _reading(path, "manifest"):
             manifest = parse(path.read_bytes(), str(path))
-        except OSError as exc:
-            raise StoreError(f"RepoContext manifest {path} is unreadable ({exc.strerror}); "
-                             "re-run `planner gather`") from exc
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise StoreError(f"RepoContext manifest {path} has an unknown format; re-run `planner gather`")
         self.key: str = manifest["key"]
@@ -165,11 +171,8 @@ class LazyContext(Mapping[str, Any]):
 
     def _read(self, sha: str) -> bytes:
         path = self._dir / "parts" / f"{sha}.json"
-        try:
+        with _reading(path):
             return path.read_bytes()
-        except OSError as exc:
-            raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); "
-                             "re-run `planner gather`") from exc
 
     def __getitem__(self, section: str) -> Any:
         if section not in self._cache:
@@ -210,16 +213,13 @@ def read_member(path: Path) -> tuple[dict[str, Any], dict[str, ChunkedList], lis
     """A split member's part → (small fields, chunked lists, field order). Only the first two lines are
     read now; a chunk is read (pread at its recorded offset) when the list is indexed there."""
     where = str(path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(HEAD_READ)
-            while data.count(b"\n") < 2:
-                more = handle.read(HEAD_READ)
-                if not more:
-                    break
-                data += more
-    except OSError as exc:
-        raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); re-run `planner gather`") from exc
+    with _reading(path), open(path, "rb") as handle:
+        data = handle.read(HEAD_READ)
+        while data.count(b"\n") < 2:
+            more = handle.read(HEAD_READ)
+            if not more:
+                break
+            data += more
     head_line, layout_line, _ = [*data.split(b"\n", 2), b"", b""][:3]
     head, layout = parse(head_line, where), parse(layout_line, where)
     base = len(head_line) + len(layout_line) + 2
@@ -235,14 +235,12 @@ def read_member(path: Path) -> tuple[dict[str, Any], dict[str, ChunkedList], lis
 
 
 def _pread(path: Path, offset: int, length: int) -> bytes:
-    try:
+    with _reading(path):
         fd = os.open(path, os.O_RDONLY)
         try:
             data = os.pread(fd, length, offset)
         finally:
             os.close(fd)
-    except OSError as exc:
-        raise StoreError(f"RepoContext part {path} is unreadable ({exc.strerror}); re-run `planner gather`") from exc
     if len(data) != length:
         raise StoreError(f"RepoContext part {path} is truncated; re-run `planner gather`")
     return data
