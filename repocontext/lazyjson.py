@@ -21,6 +21,26 @@ class StoreError(RuntimeError):
     """A stored snapshot that cannot be read or written; the message says what to do."""
 
 
+_NOT_CONTAINERS = frozenset({str, int, float, bool, type(None)})
+
+
+def is_list(value: Any) -> bool:
+    """A JSON array: a list or any other Sequence (a stored view) but a string. Plain types are checked
+    first: the renderer asks this of every member it shows."""
+    kind = type(value)
+    if kind is list:
+        return True
+    if kind in _NOT_CONTAINERS or kind is dict:
+        return False
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
+def is_map(value: Any) -> bool:
+    """A JSON object: a dict or any other Mapping (a stored view)."""
+    kind = type(value)
+    return kind is dict or (kind not in _NOT_CONTAINERS and isinstance(value, Mapping))
+
+
 def parse(data: bytes, where: str) -> Any:
     try:
         with gc_paused():  # many small objects: collections while parsing are wasted work

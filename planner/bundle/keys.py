@@ -13,11 +13,12 @@ recorded as a note so the widening is visible in provenance.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from planner.tccm.model import input_refs, split_key
+from repocontext.lazyjson import is_list
 
 _NORMALISE = re.compile(r"[-_.]+")
 _WILDCARD = object()
@@ -54,12 +55,8 @@ def _substitute(segment: str, inputs: Mapping[str, str], notes: list[str]) -> st
     return segment
 
 
-def _is_list(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
-
-
 def _matches(value: Any, wanted: str) -> bool:
-    if _is_list(value):
+    if is_list(value):
         return any(_matches(v, wanted) for v in value)
     return value is not None and (str(value) == wanted or normalise(str(value)) == normalise(wanted))
 
@@ -80,7 +77,7 @@ def _pick(node: Any, name: str) -> Any:
 def _filter(node: Any, field_name: str, wanted: str) -> Any:
     if isinstance(node, Mapping):
         return {k: v for k, v in node.items() if isinstance(v, Mapping) and _matches(v.get(field_name), wanted)}
-    if _is_list(node):
+    if is_list(node):
         return [v for v in node if isinstance(v, Mapping) and _matches(v.get(field_name), wanted)]
     return None
 
@@ -93,7 +90,7 @@ def _walk(node: Any, segments: list[Any]) -> Any:
         if isinstance(node, Mapping):
             children = {k: _walk(v, rest) for k, v in node.items()}
             return {k: v for k, v in children.items() if v not in (None, {}, [])}
-        if _is_list(node):
+        if is_list(node):
             return [c for c in (_walk(v, rest) for v in node) if c not in (None, {}, [])]
         return None
     if isinstance(head, tuple):

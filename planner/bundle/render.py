@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
-from repocontext.lazyjson import LAZY, orjson_default, plain
+from repocontext.lazyjson import LAZY, is_list, is_map, orjson_default, plain
 
 _LAZY_TYPES = frozenset(LAZY)
 
@@ -18,22 +18,6 @@ def _json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=orjson_default).decode()
 
 
-def _is_list(value: Any) -> bool:
-    kind = type(value)
-    if kind is list:
-        return True
-    if kind in _SCALARS:
-        return False
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None), dict})
-
-
-def _is_map(value: Any) -> bool:
-    return type(value) is dict or (type(value) not in _SCALARS and isinstance(value, Mapping))
-
-
 def json_size(value: Any) -> int:
     """len(_json(value)) — from the stored sizes for values (or members) not parsed yet."""
     if isinstance(value, LAZY):
@@ -41,7 +25,7 @@ def json_size(value: Any) -> int:
     if isinstance(value, Mapping) and any(isinstance(v, LAZY) for v in value.values()):
         inner = sum(len(_json(str(k))) + 1 + json_size(v) for k, v in value.items())
         return 2 + inner + max(len(value) - 1, 0)
-    if _is_list(value) and any(isinstance(v, LAZY) for v in value):
+    if is_list(value) and any(isinstance(v, LAZY) for v in value):
         return 2 + sum(json_size(v) for v in value) + max(len(value) - 1, 0)
     return len(_json(value))
 
@@ -51,21 +35,21 @@ WIDE = 160  # a container whose JSON is longer than this is opened onto its own 
 
 def _lines(value: Any, indent: str, path: tuple[Any, ...]) -> Iterator[tuple[str, tuple[Any, ...], bool]]:
     """(line, path, is_leaf) for a value; wide containers open one member per line, recursively."""
-    if _is_map(value):
+    if is_map(value):
         members: Iterable[tuple[Any, Any]] = ((key, value[key]) for key in sorted(value))
-    elif _is_list(value):
+    elif is_list(value):
         members = enumerate(value)
     else:
         yield f"{indent}{_json(value)}\n", path, True
         return
     for key, member in members:
-        label = f"{_json(str(key))}:" if _is_map(value) else "-"
+        label = f"{_json(str(key))}:" if is_map(value) else "-"
         if type(member) in _LAZY_TYPES and member.json_size() > WIDE:  # opened up: no need to serialise it whole
             yield f"{indent}{label}\n", (*path, key), False
             yield from _lines(member, indent + "  ", (*path, key))
             continue
         text = _json(member)
-        if (_is_map(member) or _is_list(member)) and member and len(text) > WIDE:
+        if (is_map(member) or is_list(member)) and member and len(text) > WIDE:
             yield f"{indent}{label}\n", (*path, key), False
             yield from _lines(member, indent + "  ", (*path, key))
         else:
@@ -115,7 +99,7 @@ def prefix_value(value: Any, chars: int) -> Any:
     A truncated key item's structured slice is exactly what its text shows, so
     a recipe never sees more than the worker or the LLM does.
     """
-    if not isinstance(value, Mapping) and not _is_list(value):
+    if not isinstance(value, Mapping) and not is_list(value):
         return value if len(render_value(value)) <= chars else None
     result: Any = {} if isinstance(value, Mapping) else []
     used = 0
@@ -135,7 +119,7 @@ def _place(result: Any, source: Any, path: tuple[Any, ...], leaf: bool) -> None:
         if last and leaf:
             fresh = plain(original) if type(original) in _LAZY_TYPES else original
         else:
-            fresh = {} if _is_map(original) else []
+            fresh = {} if is_map(original) else []
         if isinstance(node, dict):
             node = node.setdefault(key, fresh)
         else:
