@@ -17,6 +17,8 @@ class ExitCode(IntEnum):
     NEEDS_LLM = 4  # the run stopped where only an LLM could go on
     FAILED = 5  # the run failed
     ENVIRONMENT = 6  # storage, Redis, git or another dependency is unusable
+    NEEDS_REGENERATION = 7  # edits made, but a lockfile must be regenerated with its own tool (command named)
+    BLOCKED = 8  # a work item could not be converted; each blocker is named at file:line
 
 
 class PlannerError(Exception):

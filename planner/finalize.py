@@ -19,6 +19,7 @@ from planner.plan import Edit, Plan, apply_edits
 from planner.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
 from planner.runs import RunStore
 from planner.state import RunState
+from planner.supervisor import PATCHED
 from planner.telemetry import Telemetry, usage_rows
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
@@ -40,7 +41,7 @@ def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     command = _test_command(runtime, repo)
     if not command:
         return {"verification": {"passed": None, "reason": "the repository declares no test command"}}
-    edits = [Edit.model_validate(e) for r in _outcomes(state) if r.status == "succeeded" for e in r.edits]
+    edits = [Edit.model_validate(e) for r in _outcomes(state) if r.status in PATCHED for e in r.edits]
     files = {path: after for path, (_, after) in apply_edits(reader(state["repo"]), edits).items()}
     tests = sorted({t for r in _outcomes(state) for t in r.covering_tests})
     runtime.context.on_event("verify", {"command": command, "tests": tests})
@@ -50,7 +51,8 @@ def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
 def compose_report(state: RunState) -> str:
     outcomes, bundle = _outcomes(state), state.get("bundle") or {}
     title = {"succeeded": "", "no_changes": " (no changes needed)", "needs_llm": " (needs an LLM)",
-             "failed": " (failed)"}.get(state.get("status", ""), "")
+             "failed": " (failed)", "blocked": " (blocked)", "over_budget": " (over budget)",
+             "needs_regeneration": " (lockfiles need regeneration)"}.get(state.get("status", ""), "")
     lines = [f"# {state['task_class']}{title}", ""]
     if state.get("error"):
         lines += [f"**Error:** {state['error']}", ""]
@@ -121,7 +123,7 @@ def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         provenance.append(_record(state, runtime))
     if state.get("status") == "succeeded":
         _write_back(state, runtime)
-    if state.get("bundle") and state.get("status") in ("succeeded", "no_changes", "failed"):
+    if state.get("bundle") and state.get("status") not in ("needs_llm", "running", None):
         telemetry = Telemetry(runtime.context.settings.home)
         try:
             telemetry.record(usage_rows({**state, "run_id": run_id}))

@@ -21,6 +21,8 @@ from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
 
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
+PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch
+SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration")  # worst first
 
 
 def _failed(state: RunState) -> bool:
@@ -85,6 +87,8 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
     """All items' edits applied together, in item order; an item whose edits clash with earlier ones fails."""
     accepted: list[Edit] = []
     for result in results:
+        if result.status not in PATCHED:
+            continue  # a blocked, over-budget or failed item contributes nothing to the patch
         edits = [Edit.model_validate(e) for e in result.edits]
         try:
             apply_edits(reader(state["repo"]), [*accepted, *edits])
@@ -97,13 +101,13 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
 
 
 def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
+    """The run's status is its worst item's: a run never reads as succeeded while an item is not done."""
     if _failed(state):
         return "failed"
     statuses = {r.status for r in results}
-    if "needs_llm" in statuses:
-        return "needs_llm"
-    if "failed" in statuses:
-        return "failed"
+    worst = next((s for s in SEVERITY if s in statuses), None)
+    if worst is not None:
+        return worst
     return "succeeded" if patch else "no_changes"
 
 

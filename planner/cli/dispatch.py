@@ -45,7 +45,8 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "report_path": artifacts.get("report"), "artifacts": artifacts,
                    "verification": state.get("verification"), "branch": state.get("branch"),
                    "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
-                              "error": r.get("error")} for r in state.get("outcomes", [])],
+                              "error": r.get("error"), "blockers": r.get("blockers", []),
+                              "data": r["item"].get("data", {})} for r in state.get("outcomes", [])],
                    "llm_calls": state.get("llm_calls", [])})
         return
     sys.stdout.write(state.get("report", "") + "\n")
