@@ -603,7 +603,9 @@ def test_no_from_and_report(tmp_path: Path) -> None:
     m = migrate_dockerfile("Dockerfile", "# nothing\n", OPTIONS)
     assert m.new_text == "# nothing\n" and not m.changed and m.notes == ["line 1: no FROM instruction"]
     report = migrate(tmp_path, PY_SINGLE).report_markdown()
-    assert report.startswith("## `Dockerfile`: changed\n")
+    assert report.startswith("## `Dockerfile`\n\n**changed** · `python:3.11.4-slim-bookworm` → "
+                             "`cgr.dev/chainguard/python:3.11-dev`, + runtime `cgr.dev/chainguard/python:3.11`; "
+                             "packages 2 mapped, 0 unmapped; final stage shell-free (restructured); 0 blockers\n")
     assert "| 0 | build | 2 | `python:3.11.4-slim-bookworm` | `cgr.dev/chainguard/python:3.11-dev` | yes | added |" \
         in report
     assert "`cgr.dev/chainguard/python:3.11`: **shell-free** (restructured" in report

@@ -34,12 +34,30 @@ class PackageChange(_Model):
 
 
 class UnmappedPackage(_Model):
-    """A package with no known Wolfi name: left out of the apk line (or kept, for a variable) and reported."""
+    """A package with no known Wolfi name (or a variable list): kept as written, with a TODO comment, and a
+    blocker of the item unless the user asked to keep what could not be converted."""
 
     name: str
     manager: str
     line: int
     reason: str
+
+
+class ItemBlocker(_Model):
+    """Something the migration could not convert (never dropped: kept as written under a `# TODO(planner):`
+    comment). The work item is blocked on it unless the `keep_unconverted` option is set.
+
+    Kinds: unmapped-package, dynamic-package-list, unconverted-command, not-rewritten."""
+
+    kind: str
+    file: str
+    line: int
+    message: str
+    fix: str
+
+    def todo(self) -> str:
+        """The comment put above the instruction (one line)."""
+        return " ".join(f"# TODO(planner): {self.message}. Fix: {self.fix}".split())
 
 
 class EvidenceRef(_Model):
@@ -53,7 +71,8 @@ class EvidenceRef(_Model):
 
 
 class Blocker(_Model):
-    """Why the final stage keeps a shell, and what change would remove the need."""
+    """Why the final stage keeps a shell (a -dev image), and what change would remove the need. Not a blocker
+    of the work item: a final stage kept on -dev is a correct migration."""
 
     file: str
     line: int
@@ -80,8 +99,20 @@ class DockerfileMigration(_Model):
     unmapped: list[UnmappedPackage] = Field(default_factory=list)
     runtime: RuntimeDecision = Field(default_factory=RuntimeDecision)
     notes: list[str] = Field(default_factory=list)  # dropped steps, Debian-specific commands, parse problems
+    blockers: list[ItemBlocker] = Field(default_factory=list)  # what could not be converted, in line order
+    keep_unconverted: bool = False  # the user accepted the unconverted commands (kept as written, with TODOs)
 
-    def report_markdown(self) -> str:
+    @property
+    def blocked(self) -> bool:
+        """The work item cannot succeed: something was not converted and the user did not accept that."""
+        return bool(self.blockers) and not self.keep_unconverted
+
+    def summary(self) -> dict[str, object]:
+        from subgraphs.distroless_migration.report import summary
+
+        return summary(self)
+
+    def report_markdown(self, status: str | None = None) -> str:
         from subgraphs.distroless_migration.report import render
 
-        return render(self)
+        return render(self, status)

@@ -50,6 +50,10 @@ class MigrationOptions(BaseModel):
     registry: str = "cgr.dev"
     org: str = "chainguard"
     mapping: UserMapping = Field(default_factory=UserMapping)
+    # What cannot be converted (unmapped packages, Debian-only commands, remote installers) is always kept as
+    # written under a `# TODO(planner):` comment; False: the work item is blocked on it (its edits stay out of the
+    # patch); True: the user accepts the kept commands and the item succeeds, reporting them as notes.
+    keep_unconverted: bool = False
 
     def repository(self, image: str) -> str:
         """The full repository of a Chainguard image name (a name with "/" is already one)."""

@@ -12,9 +12,14 @@ from subgraphs.distroless_migration.models import DockerfileMigration
 from subgraphs.distroless_migration.work import deployment_evidence, options_from
 
 
+def _text(bundle: Bundle, path: str) -> str:
+    """The Dockerfile's text: the one place the recipe reads it (the planner may supply the whole file)."""
+    return bundle.files[path]
+
+
 def _migrate(bundle: Bundle, path: str) -> DockerfileMigration:
     evidence = [ShellEvidence.model_validate(e) for e in deployment_evidence(bundle)]
-    return migrate_dockerfile(path, bundle.files[path], options_from(bundle.inputs), bundle.files.get,
+    return migrate_dockerfile(path, _text(bundle, path), options_from(bundle.inputs), bundle.files.get,
                               files=sorted(bundle.files), deployment_evidence=evidence)
 
 
@@ -42,16 +47,15 @@ class ChainguardMigration(Recipe):
     def apply(self, bundle: Bundle, item: WorkItem) -> Plan:
         path = item.data["path"]
         migration = _migrate(bundle, path)
-        edits = [Edit(file=path, old=bundle.files[path], new=migration.new_text, reason="Chainguard migration")] \
+        edits = [Edit(file=path, old=_text(bundle, path), new=migration.new_text, reason="Chainguard migration")] \
             if migration.changed else []
-        mapped = ", ".join(f"{s.old_image} → {s.new_image}" for s in migration.stages if s.old_image != s.new_image)
-        runtime = "shell-free final stage" if migration.runtime.shell_free else "final stage keeps a -dev shell"
-        return Plan(summary=f"{path}: {mapped or 'no image changes'}; {runtime}",
+        summary = migration.summary()
+        return Plan(summary=f"{path}: {summary['line']}",
                     steps=[f"stage {s.index}: {s.old_image} → {s.new_image}" for s in migration.stages],
                     edits=edits, notes=list(migration.notes),
                     used_entries=sorted(e.id for e in bundle.entries
                                         if e.target == path or e.target.startswith("containers")),
-                    data={"migration": migration.model_dump()})
+                    data={"migration": migration.model_dump(), "summary": summary})
 
 
 RECIPES: list[Recipe] = [ChainguardMigration()]

@@ -25,16 +25,22 @@ def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
     return [WorkItem(id=path, title=f"Migrate {path}", data={"path": path}) for path in dockerfiles(bundle)]
 
 
+_TRUE, _FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off", ""})
+
+
 def options_from(inputs: dict[str, str]) -> MigrationOptions:
-    """--input registry=… org=… mapping=FILE (a user mapping file, YAML)."""
+    """--input registry=… org=… mapping=FILE (a user mapping file, YAML) keep_unconverted=true|false."""
     mapping = UserMapping()
     if inputs.get("mapping"):
         try:
             mapping = load_mapping(Path(inputs["mapping"]).expanduser())
         except MappingError as exc:
             raise PlannerError(str(exc)) from None
+    keep = (inputs.get("keep_unconverted") or "").strip().lower()
+    if keep not in _TRUE | _FALSE:
+        raise PlannerError(f"--input keep_unconverted={inputs['keep_unconverted']!r}: expected true or false")
     return MigrationOptions(registry=inputs.get("registry") or "cgr.dev", org=inputs.get("org") or "chainguard",
-                            mapping=mapping)
+                            mapping=mapping, keep_unconverted=keep in _TRUE)
 
 
 def deployment_evidence(bundle: Bundle) -> list[dict[str, Any]]:
