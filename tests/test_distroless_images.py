@@ -26,7 +26,9 @@ def base(text: str) -> BaseImage:
     ("amazoncorretto:21", "jdk", "21", "language", ()),
     ("python", "python", "latest", "language", ()),
     ("node:lts-slim", "node", "latest", "language", ("tag 'lts-slim' has no version: mapped to latest",)),
-    ("nginx:1.25-alpine@sha256:" + "ab" * 32, "nginx", "1.25", "language", ()),
+    ("nginx:1.25-alpine@sha256:" + "ab" * 32, "nginx", "1.25", "language", (
+        "Chainguard nginx runs as nonroot (its default server listens on 8080): a config that listens on 80 needs "
+        "Docker's default unprivileged-port sysctl (not given on Kubernetes)",)),
     ("debian:bookworm-slim", "wolfi-base", "latest", "distro",
      ("distro base docker.io/library/debian:bookworm-slim: its version is not kept",)),
     ("registry.access.redhat.com/ubi9/ubi-minimal:9.3", "wolfi-base", "latest", "distro",

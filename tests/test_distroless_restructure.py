@@ -28,7 +28,7 @@ cmd python -m app
     stages = chain(parse(text, "Dockerfile").dockerfile)
     specs = effective_specs(stages)
     out = render_runtime_stage(stages, "cgr.dev/chainguard/python:3.12", "app", [Copy("/srv", "/srv")], specs,
-                               {13: ["python", "-m", "app"], 12: ["python", "-c", "import sys"]}, True)
+                               {13: ["python", "-m", "app"], 12: ["python", "-c", "import sys"]}, [])
     assert out == """
 # Shell-free runtime: only what the build produced (no shell, no package manager).
 from --platform=linux/arm64 cgr.dev/chainguard/python:3.12

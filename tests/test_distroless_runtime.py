@@ -23,7 +23,7 @@ def plan(text: str, runs: bool = False, evidence: list[ShellEvidence] | None = N
 
 def test_plain_mode_rewrites_commands_and_resets_the_entrypoint() -> None:
     p = plan("FROM python:3.12\nCOPY app.py /srv/\nCMD exec /usr/local/bin/python /srv/app.py\n")
-    assert p.mode == "plain" and p.reset_entrypoint and not p.dev
+    assert p.mode == "plain" and p.entrypoint == [] and not p.dev
     assert p.argv == {3: ["python", "/srv/app.py"]}
     assert p.decision.shell_free and p.decision.image == "cgr.dev/chainguard/python:3.12"
 

@@ -104,7 +104,7 @@ class _Collector:
             if instruction.keyword in ("COPY", "ADD"):
                 self._copy(instruction, workdir)
             elif instruction.keyword == "RUN":
-                for argv in _run_commands(instruction):
+                for argv in run_commands(instruction):
                     self._command(argv, instruction.line, workdir)
         self.out.cgo_disabled = self.out.cgo_disabled or self.env.get("CGO_ENABLED") == "0"
         return self.out
@@ -236,7 +236,7 @@ def _option(args: list[str], flag: str) -> str | None:
     return None
 
 
-def _run_commands(instruction: Instruction) -> list[list[str]]:
+def run_commands(instruction: Instruction) -> list[list[str]]:
     """The simple commands a RUN runs, as unquoted words (heredoc scripts included)."""
     texts: list[str] = []
     if instruction.form == "exec":

@@ -14,10 +14,16 @@ Decisions (documented in the package docstring too):
 
 Facts about the Chainguard images (from their image configs): python's ENTRYPOINT is
 /usr/bin/python, node's /usr/bin/node (with dumb-init installed, WORKDIR /app), jre/jdk's
-/usr/bin/java, ruby's /usr/bin/ruby, php's /bin/php, nginx's /usr/sbin/nginx; the -dev variants
-keep the same ENTRYPOINT. static, glibc-dynamic and wolfi-base have none. Every image but
-wolfi-base runs as nonroot (uid 65532); static includes ca-certificates and tzdata. Python lives
-in /usr (site-packages: /usr/lib/pythonX.Y/site-packages, console scripts: /usr/bin).
+/usr/bin/java, ruby's /usr/bin/ruby, php's /bin/php, nginx's /usr/sbin/nginx, rust's rustc (Chainguard's
+docs run `docker run cgr.dev/chainguard/rust --version` and get rustc's version); the -dev variants
+keep the same ENTRYPOINT (taken from the image docs, not checked here: no Docker engine).
+static, glibc-dynamic and wolfi-base have none. Every image but wolfi-base runs as nonroot (uid 65532);
+static includes ca-certificates and tzdata. Python lives in /usr (site-packages:
+/usr/lib/pythonX.Y/site-packages, console scripts: /usr/bin).
+- php:*-apache bundles Apache httpd with mod_php; Chainguard's php image has no Apache, so it is not mapped
+  (the recipe declines it rather than produce an image that cannot serve).
+- nginx: Chainguard's runs as nonroot and its default server listens on 8080; a config listening on 80 then
+  relies on Docker's default net.ipv4.ip_unprivileged_port_start=0 (the note says so).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from repocontext.dockerfile.reference import ImageRef, parse_reference
 from repocontext.model import BaseImage
 from subgraphs.distroless_migration.options import MigrationOptions
 
@@ -47,7 +54,7 @@ CHAINGUARD: dict[str, ImageInfo] = {
     "ruby": ImageInfo("/usr/bin/ruby", frozenset({"ruby"}), "ruby"),
     "php": ImageInfo("/bin/php", frozenset({"php"}), "php"),
     "nginx": ImageInfo("/usr/sbin/nginx", frozenset({"nginx"}), "nginx"),
-    "rust": ImageInfo(None, frozenset({"cargo", "rustc"}), "rust"),
+    "rust": ImageInfo("/usr/bin/rustc", frozenset({"cargo", "rustc"}), "rust"),
     "maven": ImageInfo("/usr/bin/mvn", frozenset({"mvn", "java"}), "maven"),
     "gradle": ImageInfo("/usr/bin/gradle", frozenset({"gradle", "java"}), "gradle"),
     "redis": ImageInfo("/usr/bin/redis-server", frozenset({"redis-server", "redis-cli"}), "redis"),
@@ -190,7 +197,13 @@ def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapp
     short = repository.removeprefix("docker.io/library/")
     if short in LANGUAGE_SOURCES:
         name = LANGUAGE_SOURCES[short]
+        if name == "php" and "apache" in (base.tag or ""):
+            return Unmapped(f"{base.raw} bundles Apache httpd with mod_php; Chainguard's php image has no Apache "
+                            "(use php-fpm behind nginx, or map it in the mapping file's images:)")
         tag, notes = _tag_from(base.tag, name in JAVA)
+        if name == "nginx":
+            notes.append("Chainguard nginx runs as nonroot (its default server listens on 8080): a config that "
+                         "listens on 80 needs Docker's default unprivileged-port sysctl (not given on Kubernetes)")
         if name in JAVA and "jre" in (base.tag or ""):
             name = "jre"
         return ImageChoice(name=name, tag=tag, kind="language", notes=tuple(notes))
@@ -198,6 +211,22 @@ def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapp
         return ImageChoice(name="wolfi-base", tag="latest", kind="distro",
                            notes=(f"distro base {base.normalized}: its version is not kept",))
     return Unmapped(f"no Chainguard equivalent known for {repository} (add it to the mapping file's images:)")
+
+
+def without_digest(base: BaseImage) -> BaseImage | None:
+    """The FROM without an invalid digest (`@sha256:abc`, wrong length or not hex), when that is all that was
+    wrong with it; None otherwise. The digest pinned the old image anyway, so dropping it loses nothing."""
+    if base.resolved is None or "@" not in base.resolved:
+        return None
+    problem = parse_reference(base.resolved)
+    if not isinstance(problem, str) or not problem.startswith("invalid digest"):
+        return None
+    resolved = base.resolved.partition("@")[0]
+    ref = parse_reference(resolved)
+    if not isinstance(ref, ImageRef):
+        return None
+    return base.model_copy(update={"resolved": resolved, "registry": ref.registry, "name": ref.name, "tag": ref.tag,
+                                   "digest": None, "repository": ref.repository, "normalized": ref.normalized})
 
 
 def java_for(choice: ImageChoice, builds: bool) -> ImageChoice:

@@ -1,51 +1,49 @@
 """migrate_dockerfile: one Dockerfile → Chainguard images, with every decision reported.
 
-Per stage: the base image is mapped (images.py), RUNs are rewritten for Wolfi (rewrite.py), a
-stage that runs commands (or one built FROM it does) gets the -dev variant and `USER root` after
-its FROM. A distro stage that installs a language runtime (python3, nodejs, openjdk, golang) moves
-to that language's image, whose -dev variant provides those packages. The final stage is decided
-from the shell evidence (runtime.py) and, when its RUNs allow, restructured into a -dev builder
-plus a shell-free runtime stage (artifacts.py, restructure.py).
+Per stage: the base image is mapped (images.py; an invalid digest is dropped with a note), the FROM
+word written (froms.py: ARG-parameterised FROMs stay parameterised), RUNs are rewritten for Wolfi
+(rewrite.py), a stage that runs commands (or one built FROM it does) gets the -dev variant and `USER root`
+after its FROM. A distro stage that installs a language runtime (python3, nodejs, openjdk, golang) moves
+to that language's image, whose -dev variant provides those packages. Every stage's CMD gets the
+ENTRYPOINT it needs on its new image (entrypoints.py), so a stage used as a build target runs too.
+The final stage is decided from the shell evidence (runtime.py) and, when its RUNs allow, restructured
+into a -dev builder plus a shell-free runtime stage (artifacts.py, restructure.py).
+
+Nothing is dropped silently: what cannot be converted stays as written under a `# TODO(planner):` comment
+and is an `ItemBlocker` of the migration (the work item is blocked unless keep_unconverted is set).
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
 from repocontext.dockerfile.shell import evidence as shell_evidence
-from repocontext.dockerfile.words import unquote
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
 from subgraphs.distroless_migration.artifacts import Installed
 from subgraphs.distroless_migration.commands import render_command
+from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
-from subgraphs.distroless_migration.fromline import (
-    arg_only,
-    keyword,
-    replace_arg_default,
-    replace_image,
-    user_root_follows,
+from subgraphs.distroless_migration.entrypoints import for_cmd
+from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
+from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
+from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
+from subgraphs.distroless_migration.models import (
+    DockerfileMigration,
+    ItemBlocker,
+    PackageChange,
+    StageChange,
+    UnmappedPackage,
 )
-from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base
-from subgraphs.distroless_migration.models import DockerfileMigration, PackageChange, StageChange, UnmappedPackage
 from subgraphs.distroless_migration.options import MigrationOptions
 from subgraphs.distroless_migration.packages import APT_MANAGERS, PROVIDED_EVERYWHERE, RPM_MANAGERS, runtime_of
 from subgraphs.distroless_migration.restructure import HEADER, builder_name, render_runtime_stage, runtime_users
 from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
 
-Reader = Callable[[str], str | None]
-COMMENT = "# distroless-migration: no Wolfi package known for {names}: left out of apk add\n"
-
-
-@dataclass
-class _Target:
-    choice: ImageChoice
-    dev: bool
+_LINE = re.compile(r"line \d+: ")
 
 
 class _Migration:
@@ -55,7 +53,8 @@ class _Migration:
         self.text, self.path, self.options, self.read = text, path, options, read
         self.df: Dockerfile = parsed.dockerfile
         self.files, self.deployment = files, deployment
-        self.notes = [f"line {line}: {message}" for line, message in parsed.problems]
+        self.problems = parsed.problems
+        self.notes: list[str] = []
         self.editor = Editor(self.df)
         self.stages: list[Stage] = self.df.stages
         n = len(self.stages)
@@ -68,19 +67,29 @@ class _Migration:
         self.installed: list[list[Installed]] = [[] for _ in range(n)]
         self.packages: list[PackageChange] = []
         self.unmapped: list[UnmappedPackage] = []
+        self.blockers: list[ItemBlocker] = []
         self.changes: list[StageChange] = []
-        self.arg_values: dict[str, str] = {}  # global ARG → its new default
+        self.digest_dropped: dict[int, int] = {}  # root stage → its FROM line, where an invalid digest was dropped
+        self.froms = FromWords(self.stages, self.df.preamble, self.df.global_args, options, self.editor.replace)
         self.final_indexes = {s.index for s in final_chain(self.df)}
 
     def run(self) -> DockerfileMigration:
         if not self.stages:
-            return DockerfileMigration(path=self.path, new_text=self.text, changed=False, notes=self.notes)
+            return DockerfileMigration(path=self.path, new_text=self.text, changed=False,
+                                       notes=[f"line {line}: {message}" for line, message in self.problems])
         self._roots()
+        self.notes[:0] = [f"line {line}: {message}" for line, message in self.problems
+                          if not (line in self.digest_dropped.values() and message.startswith("invalid digest"))]
         self._runs()
         self._shell_needs()
+        self.notes += [f"line {line}: runs bash, which Chainguard -dev images are not documented to have (BusyBox sh "
+                       "is): add bash to an apk add line before it if the build fails" for line in bash_lines(
+                           self.df, {s.index for s in self.stages if isinstance(self.choice.get(self.root_of[s.index]),
+                                                                             ImageChoice)})]
         plan = self._decide()
         targets = self._targets(plan)
-        self._froms(targets, plan)
+        self._froms(targets)
+        self._entrypoints(targets, plan)
         self._final(plan)
         new_text = self.editor.render()
         if plan.mode == "restructure":
@@ -88,7 +97,8 @@ class _Migration:
         return DockerfileMigration(
             path=self.path, new_text=new_text, changed=new_text != self.text, stages=self.changes,
             packages=sorted(self.packages, key=lambda p: p.line), unmapped=sorted(self.unmapped, key=lambda u: u.line),
-            runtime=plan.decision, notes=self.notes)
+            runtime=plan.decision, notes=self.notes, blockers=sorted(self.blockers, key=lambda b: b.line),
+            keep_unconverted=self.options.keep_unconverted)
 
     # --- images and RUNs ----------------------------------------------------
 
@@ -97,11 +107,19 @@ class _Migration:
             parent = stage.base.stage_index
             self.root_of[stage.index] = self.root_of[parent] if parent is not None else stage.index
             if parent is None:
-                self.choice[stage.index] = None if stage.base.scratch else map_base(stage.base, self.options)
+                self.choice[stage.index] = None if stage.base.scratch else self._map(stage)
         for root, choice in self.choice.items():
             self.provided[root] = {}
             if isinstance(choice, ImageChoice) and choice.kind == "distro":
                 self.choice[root] = self._language_switch(root, choice)
+
+    def _map(self, stage: Stage) -> ImageChoice | Unmapped:
+        choice = map_base(stage.base, self.options)
+        fixed = without_digest(stage.base) if isinstance(choice, Unmapped) else None
+        if fixed is None:
+            return choice
+        self.digest_dropped[stage.index] = stage.line
+        return map_base(fixed, self.options)
 
     def _language_switch(self, root: int, choice: ImageChoice) -> ImageChoice:
         names = [p.name for s in self.stages if self.root_of[s.index] == root for p in s.packages
@@ -125,18 +143,35 @@ class _Migration:
                     self.has_run[stage.index] = True
                     self.run_lines.append(instruction.line)
                     if mapped:
-                        self.notes.append(f"line {instruction.line}: RUN not rewritten (escape directive)")
+                        self._unrewritten(stage, instruction, "RUN not rewritten (escape directive)")
                     continue
                 self._run(stage, instruction, root)
 
+    def _unrewritten(self, stage: Stage, instruction: Instruction, why: str) -> None:
+        """A RUN left as written: its distro package installs are a blocker, each package reported."""
+        own = [p for p in stage.packages if p.line == instruction.line and p.manager != "apk"]
+        self.unmapped += [UnmappedPackage(name=p.name, manager=p.manager, line=p.source_line, reason=why)
+                          for p in own]
+        if not own:
+            self.notes.append(f"line {instruction.line}: {why}")
+            return
+        names = ", ".join(sorted({p.name for p in own}))
+        blocker = ItemBlocker(kind="not-rewritten", file=self.path, line=instruction.line,
+                              message=f"{why}: its {own[0].manager} install ({names}) stays as written",
+                              fix="write the install as a shell-form RUN (`RUN apt-get install -y …`) so it can be "
+                                  "converted, or as `apk add --no-cache` with Wolfi names")
+        self.blockers.append(blocker)
+        self._todo(instruction, [blocker])
+
     def _run(self, stage: Stage, instruction: Instruction, root: int) -> None:
-        ctx = RunContext(overrides=self.options.mapping.packages, provided=self.provided[root])
+        later = [(p.line, p.manager, p.name) for p in stage.packages if p.manager in APT_MANAGERS | RPM_MANAGERS]
+        ctx = RunContext(overrides=self.options.mapping.packages, provided=self.provided[root], path=self.path,
+                         later=later)
         result = rewrite_run(instruction, ctx)
-        own = [p for p in stage.packages if p.line == instruction.line]
         if instruction.form == "exec" or result.failed:
-            why = "exec-form RUN: not rewritten" if instruction.form == "exec" else "the RUN could not be rewritten"
-            result.unmapped += [UnmappedPackage(name=p.name, manager=p.manager, line=p.source_line, reason=why)
-                                for p in own if p.manager != "apk"]
+            self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
+                              else "the RUN could not be rewritten safely")
+        own = [p for p in stage.packages if p.line == instruction.line]
         result.packages += [PackageChange(manager="apk", old=p.name, new=[p.name], line=p.source_line,
                                           note="Alpine name kept: Wolfi names can differ") for p in own
                             if p.manager == "apk"]
@@ -149,22 +184,34 @@ class _Migration:
         self.has_run[stage.index] |= result.raw is not None
         if result.raw is not None:
             self.run_lines.append(instruction.line)
-        if result.removed:
-            indent = re.match(r"[ \t]*", instruction.raw).group(0)  # type: ignore[union-attr]
-            names = ", ".join(" ".join(n.split()) for n in result.removed)
-            self.editor.insert_before(instruction.line, indent + COMMENT.format(names=names))
+        self._todo(instruction, result.blockers)
         self.packages += result.packages
         self.unmapped += result.unmapped
+        self.blockers += result.blockers
         self.notes += result.notes
         self.installed[stage.index] += [Installed(n, p.line) for p in result.packages for n in p.new]
         self.installed[stage.index] += [Installed(u.name, u.line, mapped=False, variable="$" in u.name)
                                         for u in result.unmapped]
 
+    def _todo(self, instruction: Instruction, blockers: list[ItemBlocker]) -> None:
+        """A `# TODO(planner):` line above the instruction per blocker (not repeated on a migrated file)."""
+        lines = self.text.splitlines()
+        above: set[str] = set()
+        i = instruction.line - 2
+        while i >= 0 and lines[i].lstrip().startswith("#"):
+            above.add(_LINE.sub("", lines[i].strip()))
+            i -= 1
+        indent = re.match(r"[ \t]*", instruction.raw).group(0)  # type: ignore[union-attr]
+        for blocker in blockers:
+            text = blocker.todo()
+            if _LINE.sub("", text) not in above:
+                above.add(_LINE.sub("", text))
+                self.editor.insert_before(instruction.line, f"{indent}{text}\n")
+
     @staticmethod
     def _redundant(instruction: Instruction, result: RunResult) -> bool:
         names = [n for p in result.packages for n in p.new]
-        kept = [u for u in result.unmapped if u.name not in result.removed]  # still in the apk line (variables)
-        return (result.raw is not None and not instruction.heredocs and not kept and bool(names)
+        return (result.raw is not None and not instruction.heredocs and not result.unmapped and bool(names)
                 and all(n in PROVIDED_EVERYWHERE for n in names) and installs_only(result.raw, len(instruction.flags)))
 
     def _shell_needs(self) -> None:
@@ -185,27 +232,27 @@ class _Migration:
             installed=[i for s in chain for i in self.installed[s.index]],
             evidence=found, deployment=self.deployment, options=self.options, escape=self.df.escape,
             siblings=[s.line for s in self.stages if s not in chain and self.root_of[s.index] == chain[0].index
-                      and self.needs_shell[s.index]]))
+                      and self.needs_shell[s.index]], static_copies=static_copies(self.df, self.path, chain)))
 
-    def _targets(self, plan: FinalPlan) -> dict[int, _Target]:
+    def _targets(self, plan: FinalPlan) -> dict[int, Target]:
         final_root = final_chain(self.df)[0].index
-        targets: dict[int, _Target] = {}
+        targets: dict[int, Target] = {}
         for root, choice in self.choice.items():
             if not isinstance(choice, ImageChoice):
                 continue
             if root == final_root and plan.mode in ("plain", "keep-dev") and plan.target is not None:
-                targets[root] = _Target(plan.target, plan.dev)
+                targets[root] = Target(plan.target, plan.dev)
             elif root == final_root and plan.mode == "restructure":
-                targets[root] = _Target(java_for(choice, builds=True), True)
+                targets[root] = Target(java_for(choice, builds=True), True)
             elif choice.kind == "distro":
-                targets[root] = _Target(choice.named("wolfi-base" if self.needs_shell[root] else "static"),
-                                        self.needs_shell[root])
+                targets[root] = Target(choice.named("wolfi-base" if self.needs_shell[root] else "static"),
+                                       self.needs_shell[root])
             else:
-                targets[root] = _Target(java_for(choice, builds=True), self.needs_shell[root])
+                targets[root] = Target(java_for(choice, builds=True), self.needs_shell[root])
         return targets
 
-    def _froms(self, targets: dict[int, _Target], plan: FinalPlan) -> None:
-        words = self._from_words(targets)
+    def _froms(self, targets: dict[int, Target]) -> None:
+        words = self.froms.words(targets)
         for stage in self.stages:
             base = stage.base
             change = StageChange(index=stage.index, name=stage.name, line=stage.line, old_image=base.raw,
@@ -221,54 +268,16 @@ class _Migration:
             else:
                 self._from(stage, targets[stage.index], words[stage.index], change)
 
-    def _from_words(self, targets: dict[int, _Target]) -> dict[int, tuple[str, list[str]]]:
-        """The new FROM image word per mapped root stage, with notes; ARG defaults rewritten in place."""
-        words: dict[int, tuple[str, list[str]]] = {}
-        groups: dict[str, list[int]] = {}
-        for root, target in targets.items():
-            base = self.stages[root].base
-            name = arg_only(base.raw)
-            if name is not None and self.df.global_args.get(name):
-                groups.setdefault(name, []).append(root)
-            elif "$" in base.raw:
-                words[root] = (target.choice.reference(self.options, target.dev),
-                               [f"FROM used ARG {', '.join(_args(base.raw))}: written out from the default"])
-            else:
-                words[root] = (target.choice.reference(self.options, target.dev), [])
-        for name, roots in groups.items():
-            words.update(self._arg_group(name, roots, targets))
-        return words
-
-    def _arg_group(self, name: str, roots: list[int], targets: dict[int, _Target]) -> dict[int, tuple[str, list[str]]]:
-        shared = targets[roots[0]].choice.reference(self.options, False)
-        declared = [i for i in self.df.preamble if i.keyword == "ARG" and any(
-            w.split("=", 1)[0] == name for w in i.args)]
-        notes: list[str] = []
-        new_raw = replace_arg_default(declared[-1], name, shared) if declared else None
-        if new_raw is not None:
-            self.arg_values[name] = shared
-            if new_raw != declared[-1].raw:
-                self.editor.replace(declared[-1].line, new_raw)
-                notes.append(f"ARG {name} default (line {declared[-1].line}) mapped to {shared}")
-        out: dict[int, tuple[str, list[str]]] = {}
-        for root in roots:
-            target, raw = targets[root], self.stages[root].base.raw.removesuffix("-dev")
-            if new_raw is not None and target.choice.reference(self.options, False) == shared:
-                dev = target.dev and target.choice.has_dev
-                out[root] = (f"{raw}-dev" if dev else raw, list(notes))
-            else:
-                why = "serves stages with different images" if new_raw is not None else "default could not be rewritten"
-                out[root] = (target.choice.reference(self.options, target.dev),
-                             [f"ARG {name} {why}: this stage's image is written out"])
-        return out
-
-    def _from(self, stage: Stage, target: _Target, word: tuple[str, list[str]], change: StageChange) -> None:
+    def _from(self, stage: Stage, target: Target, word: tuple[str, list[str]], change: StageChange) -> None:
         new_word, notes = word
         base, choice = stage.base, self.choice[stage.index]
         assert isinstance(choice, ImageChoice)
         change.notes += [*choice.notes, *notes]
         if base.digest:
             change.notes.append(f"digest {base.digest[:19]}… dropped: it pinned the old image (pin the new one)")
+        if stage.index in self.digest_dropped:
+            change.notes.append(f"invalid digest in {base.raw!r} dropped (not a well-formed digest): mapped by "
+                                "name and tag")
         change.new_image = new_word
         change.dev_variant = target.dev and target.choice.has_dev
         from_ins = stage.instructions[0]
@@ -279,6 +288,48 @@ class _Migration:
             self.editor.insert_after(stage.line, f"{keyword('USER', from_ins)} root\n")
             change.user_root_added = True
 
+    def _entrypoints(self, targets: dict[int, Target], plan: FinalPlan) -> None:
+        """Every stage's own CMD gets the ENTRYPOINT it needs on its new image, tracking what each stage inherits
+        (the final CMD kept in place, plain or -dev, gets the plan's; a restructured builder is like any stage)."""
+        final_cmd = final_chain(self.df)[-1].cmd
+        state: dict[int, str] = {}
+        for stage in self.stages:
+            parent = stage.base.stage_index
+            inherited = state.get(parent, "image") if parent is not None else "image"
+            lines = {i.line: i.keyword for i in stage.instructions}
+            root = self.root_of[stage.index]
+            choice, target = self.choice.get(root), targets.get(root)
+            cmd = stage.cmd if stage.cmd is not None and lines.get(stage.cmd.line) == "CMD" else None
+            if "ENTRYPOINT" in lines.values() or inherited == "user":
+                state[stage.index] = "user"
+            elif cmd is None or not isinstance(choice, ImageChoice) or target is None:
+                state[stage.index] = inherited
+            elif final_cmd is not None and cmd.line == final_cmd.line and plan.mode in ("plain", "keep-dev"):
+                label = "image" if plan.entrypoint is None else " ".join(plan.entrypoint) or "cleared"
+                if label == inherited:
+                    plan.entrypoint = None  # the stage it is built FROM already set it
+                elif label == "image":
+                    plan.entrypoint = [target.choice.info.entrypoint or ""]  # restore what the parent cleared
+                state[stage.index] = label
+            else:
+                state[stage.index] = self._stage_entrypoint(stage, cmd.line, choice, target, inherited)
+
+    def _stage_entrypoint(self, stage: Stage, line: int, choice: ImageChoice, target: Target, inherited: str) -> str:
+        cmd = stage.cmd
+        assert cmd is not None
+        root = self.stages[self.root_of[stage.index]]
+        pick = for_cmd(cmd.form, list(cmd.args), choice, target.choice, root.base.raw, line)
+        change = self.changes[stage.index]
+        if pick.label != inherited:
+            argv = pick.argv if pick.argv is not None else [target.choice.info.entrypoint or ""]
+            instruction = next(i for i in stage.instructions if i.line == line)
+            self.editor.insert_before(line, render_command(keyword("ENTRYPOINT", instruction), argv))
+            change.notes.append(pick.note if pick.argv is not None else
+                                f"line {line}: ENTRYPOINT {argv} restored: the stage it is built FROM cleared it")
+        elif pick.note and pick.argv is None:
+            change.notes.append(pick.note)
+        return pick.label
+
     def _final(self, plan: FinalPlan) -> None:
         chain = final_chain(self.df)
         final = chain[-1]
@@ -288,11 +339,9 @@ class _Migration:
                 spec = specs[line]
                 self.editor.replace(line, "" if argv is None else render_command(
                     spec.instruction.keyword_raw, argv, spec.instruction))
-        if plan.mode in ("plain", "keep-dev") and plan.reset_entrypoint and final.cmd is not None:
+        if plan.mode in ("plain", "keep-dev") and plan.entrypoint is not None and final.cmd is not None:
             cmd = specs[final.cmd.line].instruction
-            self.editor.insert_before(cmd.line, render_command(keyword("ENTRYPOINT", cmd), []))
-            plan.decision.notes.append(f"ENTRYPOINT [] added before CMD (line {cmd.line}): the image's own "
-                                       "ENTRYPOINT would otherwise run the CMD as its arguments")
+            self.editor.insert_before(cmd.line, render_command(keyword("ENTRYPOINT", cmd), plan.entrypoint))
         root = self.choice.get(chain[0].index)
         was_root = isinstance(root, ImageChoice) and root.kind in ("language", "distro")
         root_added = self.changes[chain[0].index].user_root_added and plan.mode == "keep-dev"
@@ -312,16 +361,20 @@ class _Migration:
             self.editor.replace(final.line, replace_image(self.editor.raw(final.line), word, word, name=builder))
             self.changes[final.index].name = builder
         assert plan.target is not None and plan.artifacts is not None
-        image = plan.target.reference(self.options, False)
-        name = arg_only(chain[0].base.raw)
-        if name is not None and self.arg_values.get(name) == image:
-            image = chain[0].base.raw.removesuffix("-dev")  # keep the build argument working for the runtime too
+        image = self._runtime_image(plan.target.reference(self.options, False), chain[0])
         specs = effective_specs(chain)
         self.editor.append(render_runtime_stage(chain, image, builder, plan.artifacts.minimized(), specs, plan.argv,
-                                                plan.reset_entrypoint))
-        if plan.reset_entrypoint:
-            plan.decision.notes.append("ENTRYPOINT [] set before CMD: the image's own ENTRYPOINT would otherwise "
-                                       "run the CMD as its arguments")
+                                                plan.entrypoint))
+
+    def _runtime_image(self, image: str, root: Stage) -> str:
+        """The runtime stage's image word: parameterised like the root's FROM when the build argument still fits."""
+        name, template = arg_only(root.base.raw), tag_template(root.base.raw)
+        if name is not None and self.froms.arg_values.get(name) == image:
+            return root.base.raw.removesuffix("-dev")  # keep the build argument working for the runtime too
+        repository, _, tag = image.rpartition(":")
+        if template is not None and self.froms.tag_values.get(template.name) == tag:
+            return f"{repository}:${{{template.name}}}"
+        return image
 
     def _added_stage(self, new_text: str, plan: FinalPlan) -> None:
         line = new_text.count("\n", 0, new_text.rindex(HEADER)) + 2
@@ -330,29 +383,6 @@ class _Migration:
         self.changes.append(StageChange(
             index=len(self.stages), line=line, new_image=word, added=True,
             notes=[f"shell-free runtime on {image}: copies the build outputs from the builder"]))
-
-
-def _args(raw: str) -> list[str]:
-    return sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", raw)))
-
-
-def candidate_files(dockerfile: Dockerfile, path: str, read: Reader) -> list[str]:
-    """Repository files named directly by COPY/ADD that `read` can find (when no file list is given)."""
-    base = posixpath.dirname(path)
-    found: set[str] = set()
-    for stage in dockerfile.stages:
-        for ins in stage.instructions:
-            if ins.keyword not in ("COPY", "ADD") or any(f.name == "from" for f in ins.flags):
-                continue
-            words = ins.args if ins.form == "exec" else [unquote(w, dockerfile.escape) for w in ins.args]
-            for source in words[:-1]:
-                if source.startswith("<<") or "://" in source or any(c in source for c in "*?["):
-                    continue
-                for candidate in {posixpath.normpath(posixpath.join(base, source)), posixpath.normpath(source)}:
-                    candidate = candidate.lstrip("/")
-                    if candidate and not candidate.startswith("..") and candidate != "." and read(candidate):
-                        found.add(candidate)
-    return sorted(found)
 
 
 def migrate_dockerfile(path: str, text: str, options: MigrationOptions, read: Reader | None = None, *,

@@ -41,7 +41,7 @@ def builder_name(taken: set[str]) -> str:
 
 
 def render_runtime_stage(chain: list[Stage], image: str, builder: str, copies: list[Copy], specs: list[Spec],
-                         argv: dict[int, list[str] | None], reset_entrypoint: bool) -> str:
+                         argv: dict[int, list[str] | None], entrypoint: list[str] | None) -> str:
     """The text of the new final stage (starting with a blank line and a comment)."""
     final = chain[-1]
     from_instruction = final.instructions[0]
@@ -57,9 +57,9 @@ def render_runtime_stage(chain: list[Stage], image: str, builder: str, copies: l
         out.append(f"{_keyword('WORKDIR', lower)} {final.workdir}\n")
     out += [f"{_keyword('COPY', lower)} --from={builder} {c.source} {c.dest}\n" for c in copies]
     out += [_line(i.raw) for i in instructions if i.keyword in VERBATIM]
-    out += _commands([s for s in specs if s.keyword == "HEALTHCHECK"], argv, reset_entrypoint, lower)
+    out += _commands([s for s in specs if s.keyword == "HEALTHCHECK"], argv, entrypoint, lower)
     out += [_line(i.raw) for i in runtime_users(chain)][-1:]
-    out += _commands([s for s in specs if s.keyword != "HEALTHCHECK"], argv, reset_entrypoint, lower)
+    out += _commands([s for s in specs if s.keyword != "HEALTHCHECK"], argv, entrypoint, lower)
     return "".join(out)
 
 
@@ -80,11 +80,12 @@ def _declares(instruction: Instruction, names: set[str]) -> bool:
     return any(word.split("=", 1)[0] in names for word in instruction.args)
 
 
-def _commands(specs: list[Spec], argv: dict[int, list[str] | None], reset: bool, lower: bool) -> list[str]:
+def _commands(specs: list[Spec], argv: dict[int, list[str] | None], entrypoint: list[str] | None,
+              lower: bool) -> list[str]:
     out: list[str] = []
     for spec in sorted(specs, key=lambda s: ("HEALTHCHECK", "ENTRYPOINT", "CMD").index(s.keyword)):
-        if spec.keyword == "CMD" and reset:
-            out.append(render_command(_keyword("ENTRYPOINT", lower), []))
+        if spec.keyword == "CMD" and entrypoint is not None:
+            out.append(render_command(_keyword("ENTRYPOINT", lower), entrypoint))
         if spec.line in argv and argv[spec.line] is None:
             continue
         keyword = spec.instruction.keyword_raw

@@ -1,18 +1,23 @@
-"""RUN instructions rewritten for Wolfi, in place: only the changed words change.
+"""RUN instructions rewritten for Wolfi, in place: only the changed words change. Nothing is dropped silently.
 
 - `apt-get`/`apt`/`yum`/`dnf`/`microdnf`/`tdnf install` → `apk add --no-cache` with each name
   mapped where it stands (so one-package-per-line layouts, comments and continuations stay);
   `-y`, `--no-install-recommends` and other options go; version pins go (Wolfi versions differ).
+  A leading `env`, `sudo` or assignment goes with the command it prefixes.
 - update/upgrade/clean/purge/remove/makecache and `rm -rf /var/lib/apt/lists/*` (and the yum/dnf
-  caches) are dropped, with the operator that joined them; other subcommands of those package
-  managers are dropped and reported (they cannot run on Wolfi).
-- A name with no known Wolfi package is left out of the apk line and reported as unmapped
-  (the caller also puts a comment above the RUN); a `$VARIABLE` is kept as written and reported.
-- `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; one that cannot be converted stays and
-  is reported. Debian/RHEL-only commands (dpkg, apt-key, rpm, …) stay and are reported.
-- Alpine `apk` commands stay as written.
+  caches) are dropped, with the operator that joined them, and noted: removals only make the image
+  smaller, apk needs no index update. Other subcommands of those managers stay and are blockers.
+- A name with no known Wolfi package stays in the apk line as written and is a blocker (the caller puts a
+  `# TODO(planner):` comment above the RUN); so is a `$VARIABLE` package list.
+- Pipelines are judged whole (unconverted.py): remote installers and `xargs apt-get` stay and are
+  blockers; apt configuration is dropped with a note; repository setup is dropped with a note when the
+  stage's later installs all map to Wolfi, else a blocker. A package manager left anywhere in a command
+  the rewriter did not convert is a blocker too (never an apt-get silently left in the RUN).
+- `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; `usermod -aG GROUP USER` → `addgroup USER GROUP`;
+  one that cannot be converted stays and is a blocker. Debian/RHEL-only tools (dpkg, locale-gen, …) too.
+- Alpine `apk` commands stay as written. BuildKit cache mounts of apt's cache are adapted (mounts.py).
 
-Exec-form RUNs and files with a non-backslash escape directive are left alone and reported.
+Exec-form RUNs and files with a non-backslash escape directive are left alone (the caller reports them).
 """
 
 from __future__ import annotations
@@ -22,21 +27,25 @@ import re
 from dataclasses import dataclass, field
 
 from repocontext.dockerfile.lexer import physical_lines
-from repocontext.dockerfile.packages import MANAGERS, script_heredocs
+from repocontext.dockerfile.packages import MANAGERS as GRAMMARS
+from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
-from subgraphs.distroless_migration.models import PackageChange, UnmappedPackage
+from subgraphs.distroless_migration import mounts
+from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
-from subgraphs.distroless_migration.users import convert_groupadd, convert_useradd
+from subgraphs.distroless_migration.unconverted import MANAGERS, Verdict, classify, pipelines, program_at, shown
+from subgraphs.distroless_migration.users import convert_groupadd, convert_useradd, convert_usermod
 
 DROPPED = frozenset({"update", "upgrade", "dist-upgrade", "full-upgrade", "clean", "autoclean", "autoremove",
                      "purge", "remove", "erase", "makecache", "check-update", "distro-sync"})
 INSTALLS = frozenset({"install", "localinstall", "groupinstall"})
-DISTRO_ONLY = frozenset({"dpkg", "dpkg-reconfigure", "apt-key", "add-apt-repository", "apt-cache", "apt-mark",
-                         "debconf-set-selections", "locale-gen", "update-locale", "update-alternatives", "rpm",
-                         "rpmkeys", "yum-config-manager", "subscription-manager", "alternatives", "usermod"})
+_USERS = {"useradd": convert_useradd, "groupadd": convert_groupadd, "usermod": convert_usermod}
+_USERS_FIX = ("add shadow to an apk add line (Wolfi's shadow package has useradd/usermod), or use BusyBox "
+              "adduser/addgroup")
 _CACHE = re.compile(r"/var/(?:lib/apt/lists|cache/(?:apt|yum|dnf))(?:/.*)?\Z")
+_REMOVALS = frozenset({"purge", "remove", "erase", "autoremove"})
 _REDIRECT = re.compile(r"\d*(?:[<>]|&>)")
 Edit = tuple[int, int, str]
 
@@ -46,6 +55,11 @@ class RunContext:
     overrides: dict[str, list[str]]
     provided: dict[str, str]  # source package → the image that provides it (language runtime packages)
     convert_users: bool = True
+    path: str = "Dockerfile"
+    later: list[tuple[int, str, str]] = field(default_factory=list)  # the stage's apt/rpm installs: line, manager, name
+
+    def maps(self, manager: str, name: str) -> bool:
+        return name in self.provided or ("$" not in name and wolfi_names(name, manager, self.overrides) is not None)
 
 
 @dataclass
@@ -54,8 +68,9 @@ class RunResult:
     packages: list[PackageChange] = field(default_factory=list)
     unmapped: list[UnmappedPackage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)  # unmapped names left out of an apk line
+    blockers: list[ItemBlocker] = field(default_factory=list)  # what stays unconverted (unmapped names included)
     failed: bool = False  # left as written: the edit would not have parsed back
+    converted: bool = False  # a package manager call became apk
 
 
 class _Region:
@@ -86,11 +101,16 @@ class RunRewriter:
     def line_of(self, offset: int) -> int:
         return self.instruction.line + self.instruction.raw.count("\n", 0, offset)
 
+    def block(self, kind: str, line: int, message: str, fix: str) -> None:
+        self.result.blockers.append(ItemBlocker(kind=kind, file=self.ctx.path, line=line, message=message, fix=fix))
+
     def run(self) -> RunResult:
         regions = self._regions()
         remaining = 0
         for region in regions:
             remaining += self._region(region)
+        if self.result.converted:
+            self._mounts(regions[0])
         raw = self.instruction.raw
         for start, end, text in sorted(self.edits, reverse=True):
             raw = raw[:start] + text + raw[end:]
@@ -111,12 +131,22 @@ class RunRewriter:
                 regions.append(_Region(offset, doc.content, "script", 0))
         return regions
 
+    def _mounts(self, head: _Region) -> None:
+        words = [t for t in head.tokens if t.kind == "word"][1:1 + len(self.instruction.flags)]
+        edits, notes = mounts.adapt(words, [head.before(w) for w in words], self.instruction.line)
+        self.edits += edits
+        self.result.notes += notes
+
     def _region(self, region: _Region) -> int:
         """Edits for one region; returns how many of its commands still run something."""
         dropped: set[int] = set()
-        for index, command in enumerate(region.commands):
-            if not self._command(region, command):
-                dropped.add(index)
+        for group in pipelines(region.commands):
+            members = [region.commands[i] for i in group]
+            verdict = classify(members)
+            if verdict is None:
+                dropped.update(i for i in group if not self._command(region, region.commands[i]))
+            elif self._judged(verdict, members):
+                dropped.update(group)
         self._drop(region, dropped)
         kept = [c for i, c in enumerate(region.commands) if i not in dropped]
         return sum(1 for c in kept if not all(w.text.startswith("<<") or w.text in ("sh", "bash") for w in c.words))
@@ -140,10 +170,30 @@ class RunRewriter:
                 self.edits.append((cmds[i].start, cmds[j].end, ""))
             i = j + 1
 
+    def _judged(self, verdict: Verdict, members: list[Command]) -> bool:
+        """Apply a pipeline verdict; True when the pipeline is to be dropped."""
+        line = self.line_of(members[0].start)
+        if verdict.action == "repo":
+            mapped = [f"{n}" for at, m, n in self.ctx.later if at >= self.instruction.line and self.ctx.maps(m, n)]
+            if mapped and len(mapped) == sum(1 for at, _m, _n in self.ctx.later if at >= self.instruction.line):
+                self.result.notes.append(f"line {line}: {verdict.message}: removed, since the packages installed after "
+                                         f"it ({', '.join(mapped)}) all come from Wolfi")
+                return True
+            self.block("unconverted-command", line, f"{verdict.message}, and not every package installed after it is "
+                       "known on Wolfi",
+                       "install the packages from Wolfi (apk add) and remove the repository setup, or map them in "
+                       "the mapping file's packages:")
+            return False
+        if verdict.action == "drop":
+            self.result.notes.append(f"line {line}: {verdict.message}: removed")
+            return True
+        self.block(verdict.kind, line, verdict.message, verdict.fix)
+        return False
+
     def _command(self, region: _Region, command: Command) -> bool:
         """Edit one command; False when it is to be dropped."""
         words = command.words
-        k = command_index(words)
+        k = program_at(words)
         if k is None:
             return True
         program = posixpath.basename(words[k].text)
@@ -152,21 +202,23 @@ class RunRewriter:
             return self._manager(region, command, k, program, line)
         if program == "rm":
             return self._rm(region, words[k + 1:])
-        if program in ("useradd", "groupadd") and self.ctx.convert_users:
+        if program in _USERS:
             self._users(words[k:], program, line)
-        elif program in DISTRO_ONLY:
-            self.result.notes.append(f"line {line}: `{program}` is Debian/RHEL-specific and will fail on Wolfi: review")
+        elif any(posixpath.basename(w.text) in MANAGERS for w in words[k + 1:]):
+            self.block("not-rewritten", line, f"`{shown([command])}` calls a package manager in a way the rewriter "
+                       "cannot convert", "write the install as a plain `apk add --no-cache NAMES` with Wolfi names")
         return True
 
     def _users(self, words: list[Token], program: str, line: int) -> None:
-        if any(_REDIRECT.match(w.raw) for w in words):
-            self.result.notes.append(f"line {line}: `{program}` with a redirection was not converted: review")
-            return
         try:
-            args = [w.text for w in words[1:]]
-            text = convert_useradd(args) if program == "useradd" else convert_groupadd(args)
+            if not self.ctx.convert_users:
+                raise ValueError("conversion turned off")
+            if any(_REDIRECT.match(w.raw) for w in words):
+                raise ValueError("it has a redirection")
+            text = _USERS[program]([w.text for w in words[1:]])
         except ValueError as exc:
-            self.result.notes.append(f"line {line}: `{program}` kept ({exc}); BusyBox has adduser/addgroup")
+            self.block("unconverted-command", line, f"`{shown([Command(words)])}`: {program} is not in Wolfi's -dev "
+                       f"images and cannot be converted to BusyBox ({exc})", _USERS_FIX)
             return
         self.edits.append((words[0].start, words[-1].end, text))
 
@@ -185,7 +237,7 @@ class RunRewriter:
 
     def _manager(self, region: _Region, command: Command, k: int, manager: str, line: int) -> bool:
         words = command.words
-        grammar = MANAGERS[manager]
+        grammar = GRAMMARS[manager]
         edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])]
         edits.append((words[k].start, words[k].end, "apk"))
         subcommand: str | None = None
@@ -204,28 +256,34 @@ class RunRewriter:
             elif subcommand is None:
                 subcommand = word.text
                 if subcommand not in INSTALLS:
-                    self._not_install(manager, subcommand, line)
-                    return False
+                    return self._not_install(command, manager, subcommand, line)
                 edits.append((word.start, word.end, "add --no-cache"))
             else:
                 kept += self._package(region, word, manager, emitted, edits)
+        self.result.converted = True
         if not kept:
             return False
         self.edits.extend(edits)
         return True
 
-    def _not_install(self, manager: str, subcommand: str, line: int) -> None:
+    def _not_install(self, command: Command, manager: str, subcommand: str | None, line: int) -> bool:
+        """Drop what apk needs no counterpart of (index updates, cleaning, removals); block on the rest."""
         if subcommand in DROPPED:
-            self.result.notes.append(f"line {line}: dropped `{manager} {subcommand}` (apk add --no-cache needs none)")
-        else:
-            self.result.notes.append(f"line {line}: dropped `{manager} {subcommand}`: there is no {manager} on Wolfi")
+            self.result.notes.append(f"line {line}: dropped `{manager} {subcommand}` (apk add --no-cache needs none"
+                                     f"{'; the packages stay installed' if subcommand in _REMOVALS else ''})")
+            self.result.converted = True
+            return False
+        self.block("unconverted-command", line, f"`{shown([command])}`: there is no {manager} on Wolfi and "
+                   f"`{manager} {subcommand}` has no apk counterpart here", "replace it with the apk command that does "
+                   "the same, or remove it")
+        return True
 
     def _package(self, region: _Region, word: Token, manager: str, emitted: set[str], edits: list[Edit]) -> int:
         """Map one package word; returns 1 when something stays in the apk line."""
         line = self.line_of(word.start)
         if "$" in word.raw or "`" in word.raw:
-            self.result.unmapped.append(UnmappedPackage(name=word.raw, manager=manager, line=line,
-                                                        reason="a variable: cannot be mapped, kept as written"))
+            self._unmapped(word.raw, manager, line, "dynamic-package-list",
+                           "a variable or command substitution: its packages cannot be mapped, kept as written")
             return 1
         name, pin = _split_pin(word.text, manager)
         note = f"version pin {pin!r} dropped" if pin else ""
@@ -236,11 +294,8 @@ class RunRewriter:
             return 0
         names = wolfi_names(name, manager, self.ctx.overrides)
         if names is None:
-            self.result.unmapped.append(UnmappedPackage(name=name, manager=manager, line=line,
-                                                        reason="no Wolfi package known: left out of apk add"))
-            self.result.removed.append(name)
-            edits.append(delete)
-            return 0
+            self._unmapped(name, manager, line, "unmapped-package", "no Wolfi package known: kept as written")
+            return 1
         fresh = [n for n in names if n not in emitted]
         emitted.update(fresh)
         self._record(manager, name, names, line, note or ("not needed on Wolfi" if not names else ""))
@@ -249,6 +304,16 @@ class RunRewriter:
             return 0
         edits.append((word.start, word.end, " ".join(fresh)))
         return 1
+
+    def _unmapped(self, name: str, manager: str, line: int, kind: str, reason: str) -> None:
+        self.result.unmapped.append(UnmappedPackage(name=name, manager=manager, line=line, reason=reason))
+        if kind == "unmapped-package":
+            self.block(kind, line, f"{manager} package {name} has no known Wolfi package; it is kept as written in "
+                       "the apk line, where apk fails unless Wolfi has that exact name",
+                       f"map {name} in the mapping file's packages: (to its Wolfi name, or [] if not needed)")
+        else:
+            self.block(kind, line, f"{manager} package list {name} is {reason.split(':')[0]}",
+                       "name the packages in the Dockerfile (they are then mapped to Wolfi names)")
 
     def _record(self, manager: str, old: str, new: list[str], line: int, note: str) -> None:
         self.result.packages.append(PackageChange(manager=manager, old=old, new=new, line=line, note=note))

@@ -16,11 +16,16 @@ program the runtime image lacks, a RUN in a language image we cannot restructure
 Node, Go, Java and distro bases are), and the package and layout blockers of artifacts.py. A RUN
 alone is never a blocker: it stays in the builder.
 
+A restructure is refused (the stage stays -dev, with a blocker) when the final image sets no CMD or
+ENTRYPOINT (the runtime would only run the base image's default) or when a RUN's outputs would be lost
+(outputs.py: global installs, writes outside the copied paths).
+
 Runtime images: Python → python:X.Y, Node → node, Java → jre, Go → static when CGO_ENABLED=0 is
-set (else glibc-dynamic), a distro base → static without RUNs, glibc-dynamic when restructured.
-The image's own ENTRYPOINT (python, node, java, …) is reset with `ENTRYPOINT []` when the Dockerfile
-sets a CMD and no ENTRYPOINT, so the CMD keeps meaning the whole command line, as it did on a base
-image without an ENTRYPOINT (overrides of CMD by docker run / Kubernetes args keep working).
+set (else glibc-dynamic), a distro base → glibc-dynamic when restructured, and without RUNs too unless
+everything it copies from other stages is a Go build with CGO_ENABLED=0 (then static): a program built
+on the (now glibc-based Wolfi) builder links glibc, which static lacks.
+The image's own ENTRYPOINT (python, node, java, …) is reset with `ENTRYPOINT []` only when CMD starts with
+the program itself (entrypoints.py); a CMD of arguments (`CMD ["index.js"]`) stays on it.
 """
 
 from __future__ import annotations
@@ -34,9 +39,11 @@ from repocontext.dockerfile.shell import program_index
 from repocontext.model import ShellEvidence, Stage
 from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
 from subgraphs.distroless_migration.commands import Spec, healthcheck_command, shell_to_argv, unwrap_shell
+from subgraphs.distroless_migration.entrypoints import for_cmd, is_argument
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for
 from subgraphs.distroless_migration.models import Blocker, EvidenceRef, RuntimeDecision
 from subgraphs.distroless_migration.options import MigrationOptions
+from subgraphs.distroless_migration.outputs import lost_outputs
 
 RESTRUCTURABLE = frozenset({"python", "node", "go", "java"})
 SCRIPT_KINDS = frozenset({"entrypoint-script", "cmd-script"})
@@ -56,7 +63,7 @@ class FinalContext:
     options: MigrationOptions
     escape: str = "\\"
     siblings: list[int] = field(default_factory=list)  # FROM lines of other stages on the final root that run commands
-
+    static_copies: bool = False  # everything copied from other stages is a static (CGO_ENABLED=0) Go build
 
     @property
     def has_run(self) -> bool:
@@ -70,7 +77,7 @@ class FinalPlan:
     target: ImageChoice | None = None  # the final image (dev variant for keep-dev)
     dev: bool = False
     argv: dict[int, list[str] | None] = field(default_factory=dict)  # instruction line → new exec argv (None: drop)
-    reset_entrypoint: bool = False
+    entrypoint: list[str] | None = None  # the ENTRYPOINT to set before the final CMD (None: keep the image's)
     artifacts: Artifacts | None = None
 
 
@@ -127,7 +134,7 @@ class _Decider:
             return self._finish(decision, "keep-dev", root, specs)
         artifacts = self._artifacts(root)
         target = self._target(root, artifacts)
-        self._programs(specs, target, artifacts)
+        self._programs(specs, target, artifacts, root)
         mode = "restructure" if ctx.has_run else "plain"
         return self._finish(decision, "keep-dev" if self.blockers else mode, target, specs, artifacts)
 
@@ -203,6 +210,10 @@ class _Decider:
             artifacts.add("/etc/passwd", order=0)
             artifacts.add("/etc/group", order=0)
         package_blockers(ctx.path, ctx.installed, ctx.options.mapping.build_only, artifacts)
+        if final.entrypoint is None and final.cmd is None:
+            self.block(first_run, "the final stage sets no CMD or ENTRYPOINT: a restructured runtime would only run "
+                       f"the base image's default ({root.info.entrypoint or 'nothing'})",
+                       "set the CMD (or ENTRYPOINT) the container runs, in exec form")
         if artifacts.system_pip:
             version = cut_version(root.tag)
             if version is None or "." not in version:
@@ -212,21 +223,28 @@ class _Decider:
             else:
                 artifacts.add(f"/usr/lib/python{version}/site-packages", order=1)
         self.blockers += artifacts.blockers
+        self.blockers += lost_outputs(ctx.path, ctx.chain, ctx.run_lines, artifacts)
         return artifacts
 
     def _target(self, root: ImageChoice, artifacts: Artifacts) -> ImageChoice:
         language = root.info.language
         if language == "go":  # a Go program needs no Go toolchain to run
             return root.named("static" if artifacts.cgo_disabled else "glibc-dynamic").with_tag("latest")
+        if not self.ctx.has_run and root.kind == "distro":
+            if self.ctx.static_copies:
+                return root.named("static")
+            self.notes.append("glibc-dynamic rather than static: what this stage copies may link glibc (a program "
+                              "built on the Wolfi builder does); static suffices for statically linked programs")
+            return ImageChoice(name="glibc-dynamic", tag="latest", kind="distro")
         if not self.ctx.has_run:
-            return java_for(root, builds=False) if root.kind != "distro" else root.named("static")
+            return java_for(root, builds=False)
         if language == "java":
             return java_for(root, builds=False)
         if root.kind == "distro" or language is None:
             return ImageChoice(name="glibc-dynamic", tag="latest", kind="distro")
         return root
 
-    def _programs(self, specs: list[Spec], target: ImageChoice, artifacts: Artifacts) -> None:
+    def _programs(self, specs: list[Spec], target: ImageChoice, artifacts: Artifacts, root: ImageChoice) -> None:
         final = self.ctx.chain[-1]
         has_entrypoint = any(s.keyword == "ENTRYPOINT" for s in specs)
         blocked = {b.line for b in self.blockers}
@@ -234,6 +252,8 @@ class _Decider:
             if (spec.keyword == "CMD" and has_entrypoint) or spec.line in blocked:
                 continue
             argv = self.argv.get(spec.line, spec.argv)
+            if spec.keyword == "CMD" and spec.form == "exec" and argv and is_argument(argv[0], root.info.language):
+                continue  # arguments of the image's own ENTRYPOINT (the interpreter), not a program
             k = program_index(argv) if spec.line in self.argv or spec.form == "exec" else None
             if k is None:
                 continue
@@ -283,16 +303,28 @@ class _Decider:
             if target.kind == "distro":
                 target = target.named("wolfi-base")
             self.argv = {}
-        final = self.ctx.chain[-1]
-        reset = final.entrypoint is None and final.cmd is not None and target.info.entrypoint is not None
+        entrypoint = self._entrypoint(target, specs)
         if not dev:
             self.notes[:0] = [*(artifacts.notes if artifacts else []), *self.fixes]
         decision.image = target.reference(self.ctx.options, dev)
         decision.shell_free = not dev and not target.info.programs & SHELLS
         decision.restructured = mode == "restructure"
-        decision.blockers, decision.notes = self.blockers, self.notes
+        decision.blockers = sorted(self.blockers, key=lambda b: (b.file != self.ctx.path, b.line))
+        decision.notes = self.notes
         return FinalPlan(mode=mode, decision=decision, target=target, dev=dev, argv=self.argv,
-                         reset_entrypoint=reset, artifacts=artifacts)
+                         entrypoint=entrypoint, artifacts=artifacts)
+
+    def _entrypoint(self, target: ImageChoice, specs: list[Spec]) -> list[str] | None:
+        final, root = self.ctx.chain[-1], self.ctx.root
+        cmd = next((s for s in specs if s.keyword == "CMD"), None)
+        if final.entrypoint is not None or cmd is None or not isinstance(root, ImageChoice):
+            return None
+        argv = self.argv.get(cmd.line) or cmd.argv
+        form = "exec" if cmd.line in self.argv else cmd.form
+        choice = for_cmd(form, argv, root, target, self.ctx.chain[0].base.raw, cmd.line)
+        if choice.note:
+            self.notes.append(choice.note)
+        return choice.argv
 
 
 def _account(user: str) -> set[str]:

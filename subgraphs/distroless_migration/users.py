@@ -1,7 +1,8 @@
-"""`useradd` / `groupadd` (shadow) → BusyBox `adduser` / `addgroup`, which is what Wolfi -dev images have.
+"""`useradd` / `groupadd` / `usermod -aG` (shadow) → BusyBox `adduser` / `addgroup`, which Wolfi -dev images have.
 
 BusyBox syntax: `adduser -D [-S] [-u UID] [-G GROUP] [-h HOME] [-s SHELL] [-g GECOS] [-H] NAME`
-(-D: no password, so it never prompts) and `addgroup [-S] [-g GID] NAME`. Options with no
+(-D: no password, so it never prompts), `addgroup [-S] [-g GID] NAME`, and `addgroup USER GROUP` (add an
+existing user to an existing group: what `usermod -aG GROUP USER` does, for one group). Options with no
 BusyBox equivalent (supplementary groups, non-unique ids, expiry, …) make the conversion fail
 with a reason instead of guessing.
 """
@@ -86,3 +87,29 @@ def convert_useradd(args: list[str]) -> str:
 def convert_groupadd(args: list[str]) -> str:
     options, name = _options(args, _GROUPADD)
     return _render("addgroup", [], options, name, _GROUPADD)
+
+
+def convert_usermod(args: list[str]) -> str:
+    """`addgroup USER GROUP` for `usermod -aG GROUP USER` (one group); ValueError with the reason otherwise."""
+    append = groups = None
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        word, i = args[i], i + 1
+        if word in ("-a", "--append"):
+            append = True
+        elif word in ("-aG", "-Ga", "-G", "--groups") or word.startswith("--groups="):
+            append = append or word in ("-aG", "-Ga")
+            if "=" in word:
+                groups = word.split("=", 1)[1]
+            elif i < len(args):
+                groups, i = args[i], i + 1
+        elif word.startswith("-"):
+            raise ValueError(f"option {word} has no BusyBox equivalent")
+        else:
+            names.append(word)
+    if not append or groups is None or len(names) != 1:
+        raise ValueError("only `usermod -aG GROUP USER` converts (to BusyBox addgroup USER GROUP)")
+    if "," in groups:
+        raise ValueError("several groups at once: BusyBox addgroup adds one group per call")
+    return " ".join(shlex.quote(w) for w in ("addgroup", names[0], groups))
