@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Callable
 
 from repocontext.dockerfile.words import unquote
-from repocontext.model import Dockerfile, Stage
+from repocontext.model import Dockerfile, Instruction, Stage
 from subgraphs.distroless_migration.artifacts import collect, run_commands
 
 Reader = Callable[[str], str | None]
@@ -62,12 +62,13 @@ def _runs_bash(argv: list[str]) -> bool:
     return any(posixpath.basename(w) == "bash" for w in words)
 
 
-def bash_lines(dockerfile: Dockerfile, stages: set[int]) -> list[int]:
-    """Lines of SHELL or RUN instructions (in the given stages) that run bash."""
+def bash_lines(dockerfile: Dockerfile, stages: set[int], rewritten: dict[int, Instruction]) -> list[int]:
+    """Lines of SHELL or RUN instructions (in the given stages; RUNs as rewritten) that run bash."""
     lines: list[int] = []
     for stage in dockerfile.stages:
         for ins in stage.instructions if stage.index in stages else []:
             shell = ins.keyword == "SHELL" and any(posixpath.basename(a) == "bash" for a in ins.args[:1])
-            if shell or (ins.keyword == "RUN" and any(_runs_bash(argv) for argv in run_commands(ins))):
+            run = rewritten.get(ins.line, ins)
+            if shell or (ins.keyword == "RUN" and any(_runs_bash(argv) for argv in run_commands(run))):
                 lines.append(ins.line)
     return lines

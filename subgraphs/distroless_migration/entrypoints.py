@@ -24,8 +24,9 @@ a node script without a .js extension would be misread (the note says so).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from repocontext.model import Stage
 from subgraphs.distroless_migration.images import JAVA, UNKNOWN_IMAGE, ImageChoice
 
 SCRIPTS: dict[str, tuple[str, ...]] = {
@@ -85,3 +86,60 @@ def _was(root: ImageChoice, source: str) -> str:
     if root.name in ("php", "redis", "postgres"):
         return f"{source}'s entrypoint prepended its program for an option too"
     return f"on {source} it was run as a program (that only works for an executable file): check it"
+
+
+@dataclass(frozen=True)
+class Insert:
+    stage: int
+    line: int  # the CMD's line: the ENTRYPOINT goes before it
+    argv: list[str]
+    note: str
+
+
+@dataclass
+class StagePass:
+    """Every stage's own CMD gets the ENTRYPOINT it needs on its new image, tracking what each stage inherits
+    from the stage it is built FROM. The final CMD kept in place (plain or -dev mode) is the plan's: `final`
+    holds its line and the plan's ENTRYPOINT, adjusted here to what the stage inherits."""
+
+    stages: list[Stage]
+    root_of: list[int]
+    choices: dict[int, ImageChoice]  # mapped root stage → its image (as mapped from the source)
+    targets: dict[int, ImageChoice]  # mapped root stage → the image its FROM now names
+    final_line: int | None  # the final CMD handled by the plan, if any
+    final_entrypoint: list[str] | None = None
+    inserts: list[Insert] = field(default_factory=list)
+    notes: dict[int, list[str]] = field(default_factory=dict)  # stage → notes on CMDs left on the image's ENTRYPOINT
+
+    def run(self) -> StagePass:
+        state: dict[int, str] = {}
+        for stage in self.stages:
+            parent = stage.base.stage_index
+            state[stage.index] = self._stage(stage, state.get(parent, "image") if parent is not None else "image")
+        return self
+
+    def _stage(self, stage: Stage, inherited: str) -> str:
+        lines = {i.line: i.keyword for i in stage.instructions}
+        root = self.root_of[stage.index]
+        choice, target = self.choices.get(root), self.targets.get(root)
+        cmd = stage.cmd if stage.cmd is not None and lines.get(stage.cmd.line) == "CMD" else None
+        if "ENTRYPOINT" in lines.values() or inherited == "user":
+            return "user"
+        if cmd is None or choice is None or target is None:
+            return inherited
+        if cmd.line == self.final_line:
+            label = "image" if self.final_entrypoint is None else " ".join(self.final_entrypoint) or "cleared"
+            if label == inherited:
+                self.final_entrypoint = None  # the stage it is built FROM already set it
+            elif label == "image":
+                self.final_entrypoint = [target.info.entrypoint or ""]  # restore what the parent cleared
+            return label
+        pick = for_cmd(cmd.form, list(cmd.args), choice, target, self.stages[root].base.raw, cmd.line)
+        if pick.label != inherited:
+            argv = pick.argv if pick.argv is not None else [target.info.entrypoint or ""]
+            note = pick.note if pick.argv is not None else \
+                f"line {cmd.line}: ENTRYPOINT {argv} restored: the stage it is built FROM cleared it"
+            self.inserts.append(Insert(stage.index, cmd.line, argv, note))
+        elif pick.note and pick.argv is None:
+            self.notes.setdefault(stage.index, []).append(pick.note)
+        return pick.label

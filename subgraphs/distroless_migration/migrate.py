@@ -26,7 +26,7 @@ from subgraphs.distroless_migration.artifacts import Installed
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
-from subgraphs.distroless_migration.entrypoints import for_cmd
+from subgraphs.distroless_migration.entrypoints import StagePass
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -40,7 +40,7 @@ from subgraphs.distroless_migration.models import (
 from subgraphs.distroless_migration.options import MigrationOptions
 from subgraphs.distroless_migration.packages import APT_MANAGERS, PROVIDED_EVERYWHERE, RPM_MANAGERS, runtime_of
 from subgraphs.distroless_migration.restructure import HEADER, builder_name, render_runtime_stage, runtime_users
-from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, rewrite_run
+from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, reparsed, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
 
 _LINE = re.compile(r"line \d+: ")
@@ -68,6 +68,7 @@ class _Migration:
         self.packages: list[PackageChange] = []
         self.unmapped: list[UnmappedPackage] = []
         self.blockers: list[ItemBlocker] = []
+        self.rewritten: dict[int, Instruction] = {}  # RUNs as rewritten, re-read (what the final image runs)
         self.changes: list[StageChange] = []
         self.digest_dropped: dict[int, int] = {}  # root stage → its FROM line, where an invalid digest was dropped
         self.froms = FromWords(self.stages, self.df.preamble, self.df.global_args, options, self.editor.replace)
@@ -82,10 +83,10 @@ class _Migration:
                           if not (line in self.digest_dropped.values() and message.startswith("invalid digest"))]
         self._runs()
         self._shell_needs()
+        mapped = {s.index for s in self.stages if isinstance(self.choice.get(self.root_of[s.index]), ImageChoice)}
         self.notes += [f"line {line}: runs bash, which Chainguard -dev images are not documented to have (BusyBox sh "
-                       "is): add bash to an apk add line before it if the build fails" for line in bash_lines(
-                           self.df, {s.index for s in self.stages if isinstance(self.choice.get(self.root_of[s.index]),
-                                                                             ImageChoice)})]
+                       "is): add bash to an apk add line before it if the build fails"
+                       for line in bash_lines(self.df, mapped, self.rewritten)]
         plan = self._decide()
         targets = self._targets(plan)
         self._froms(targets)
@@ -181,6 +182,9 @@ class _Migration:
             result.raw = None
         if result.raw != instruction.raw:
             self.editor.replace(instruction.line, result.raw or "")
+            again = reparsed(result.raw, instruction.line) if result.raw else None
+            if again is not None:
+                self.rewritten[instruction.line] = again
         self.has_run[stage.index] |= result.raw is not None
         if result.raw is not None:
             self.run_lines.append(instruction.line)
@@ -232,7 +236,15 @@ class _Migration:
             installed=[i for s in chain for i in self.installed[s.index]],
             evidence=found, deployment=self.deployment, options=self.options, escape=self.df.escape,
             siblings=[s.line for s in self.stages if s not in chain and self.root_of[s.index] == chain[0].index
-                      and self.needs_shell[s.index]], static_copies=static_copies(self.df, self.path, chain)))
+                      and self.needs_shell[s.index]], static_copies=static_copies(self.df, self.path, chain),
+            unconverted=self._blocked_runs(), rewritten=self.rewritten))
+
+    def _blocked_runs(self) -> list[int]:
+        """First lines of the RUNs that hold a blocker."""
+        runs = [i for s in self.stages for i in s.instructions if i.keyword == "RUN"]
+        listed = {(u.line, u.name) for u in self.unmapped}  # package blockers of the final stage come from these
+        found = [b for b in self.blockers if not any(line == b.line and name in b.message for line, name in listed)]
+        return sorted({i.line for i in runs for b in found if i.line <= b.line <= (i.end_line or i.line)})
 
     def _targets(self, plan: FinalPlan) -> dict[int, Target]:
         final_root = final_chain(self.df)[0].index
@@ -289,46 +301,19 @@ class _Migration:
             change.user_root_added = True
 
     def _entrypoints(self, targets: dict[int, Target], plan: FinalPlan) -> None:
-        """Every stage's own CMD gets the ENTRYPOINT it needs on its new image, tracking what each stage inherits
-        (the final CMD kept in place, plain or -dev, gets the plan's; a restructured builder is like any stage)."""
+        """The ENTRYPOINT each stage's own CMD needs on its new image (entrypoints.StagePass)."""
         final_cmd = final_chain(self.df)[-1].cmd
-        state: dict[int, str] = {}
-        for stage in self.stages:
-            parent = stage.base.stage_index
-            inherited = state.get(parent, "image") if parent is not None else "image"
-            lines = {i.line: i.keyword for i in stage.instructions}
-            root = self.root_of[stage.index]
-            choice, target = self.choice.get(root), targets.get(root)
-            cmd = stage.cmd if stage.cmd is not None and lines.get(stage.cmd.line) == "CMD" else None
-            if "ENTRYPOINT" in lines.values() or inherited == "user":
-                state[stage.index] = "user"
-            elif cmd is None or not isinstance(choice, ImageChoice) or target is None:
-                state[stage.index] = inherited
-            elif final_cmd is not None and cmd.line == final_cmd.line and plan.mode in ("plain", "keep-dev"):
-                label = "image" if plan.entrypoint is None else " ".join(plan.entrypoint) or "cleared"
-                if label == inherited:
-                    plan.entrypoint = None  # the stage it is built FROM already set it
-                elif label == "image":
-                    plan.entrypoint = [target.choice.info.entrypoint or ""]  # restore what the parent cleared
-                state[stage.index] = label
-            else:
-                state[stage.index] = self._stage_entrypoint(stage, cmd.line, choice, target, inherited)
-
-    def _stage_entrypoint(self, stage: Stage, line: int, choice: ImageChoice, target: Target, inherited: str) -> str:
-        cmd = stage.cmd
-        assert cmd is not None
-        root = self.stages[self.root_of[stage.index]]
-        pick = for_cmd(cmd.form, list(cmd.args), choice, target.choice, root.base.raw, line)
-        change = self.changes[stage.index]
-        if pick.label != inherited:
-            argv = pick.argv if pick.argv is not None else [target.choice.info.entrypoint or ""]
-            instruction = next(i for i in stage.instructions if i.line == line)
-            self.editor.insert_before(line, render_command(keyword("ENTRYPOINT", instruction), argv))
-            change.notes.append(pick.note if pick.argv is not None else
-                                f"line {line}: ENTRYPOINT {argv} restored: the stage it is built FROM cleared it")
-        elif pick.note and pick.argv is None:
-            change.notes.append(pick.note)
-        return pick.label
+        handled = final_cmd.line if final_cmd is not None and plan.mode in ("plain", "keep-dev") else None
+        mapped = {r: c for r, c in self.choice.items() if isinstance(c, ImageChoice)}
+        done = StagePass(self.stages, self.root_of, mapped, {r: t.choice for r, t in targets.items()}, handled,
+                         plan.entrypoint).run()
+        plan.entrypoint = done.final_entrypoint
+        for insert in done.inserts:
+            instruction = next(i for i in self.stages[insert.stage].instructions if i.line == insert.line)
+            self.editor.insert_before(insert.line, render_command(keyword("ENTRYPOINT", instruction), insert.argv))
+            self.changes[insert.stage].notes.append(insert.note)
+        for index, notes in done.notes.items():
+            self.changes[index].notes += notes
 
     def _final(self, plan: FinalPlan) -> None:
         chain = final_chain(self.df)

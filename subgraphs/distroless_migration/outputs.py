@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from repocontext.dockerfile.copies import walk
 from repocontext.dockerfile.packages import SHELLS
-from repocontext.model import Stage
+from repocontext.model import Instruction, Stage
 from subgraphs.distroless_migration.artifacts import Artifacts, command_index_of, run_commands
 from subgraphs.distroless_migration.models import Blocker
 from subgraphs.distroless_migration.unconverted import MANAGERS
@@ -162,11 +162,12 @@ WRITERS: dict[str, Callable[[list[str]], list[str]]] = {
 }
 
 
-def lost_outputs(path: str, chain: list[Stage], run_lines: list[int], artifacts: Artifacts) -> list[Blocker]:
-    """Blockers for RUN commands (of RUNs that still run) whose outputs the runtime stage would not have."""
+def lost_outputs(path: str, chain: list[Stage], run_lines: list[int], artifacts: Artifacts,
+                 rewritten: dict[int, Instruction]) -> list[Blocker]:
+    """Blockers for RUN commands (of RUNs that still run, as rewritten) whose outputs the runtime would lack."""
     check = _Check(path, artifacts)
     for _stage, instruction, cwd in walk(chain):
         if instruction.keyword == "RUN" and instruction.line in run_lines:
-            for argv in run_commands(instruction):
+            for argv in run_commands(rewritten.get(instruction.line, instruction)):
                 check.command(argv, instruction.line, cwd)
     return check.blockers

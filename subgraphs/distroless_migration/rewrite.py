@@ -337,10 +337,16 @@ def installs_only(raw: str, flags: int) -> bool:
     return bool(region.commands)
 
 
+def reparsed(raw: str, line: int) -> Instruction | None:
+    """The rewritten RUN as an instruction (numbered from `line`), or None when it is not one clean RUN."""
+    parsed = parse("\n" * (line - 2) + f"FROM scratch\n{raw}", "Dockerfile") if line > 1 else None
+    instructions = parsed.dockerfile.stages[0].instructions[1:] if parsed and parsed.dockerfile.stages else []
+    ok = parsed is not None and not parsed.problems and [i.keyword for i in instructions] == ["RUN"]
+    return instructions[0] if ok else None
+
+
 def _parses_as_one_run(raw: str) -> bool:
-    parsed = parse(f"FROM scratch\n{raw}", "Dockerfile")
-    instructions = parsed.dockerfile.stages[0].instructions[1:] if parsed.dockerfile.stages else []
-    return not parsed.problems and [i.keyword for i in instructions] == ["RUN"]
+    return reparsed(raw, 2) is not None
 
 
 def rewrite_run(instruction: Instruction, ctx: RunContext) -> RunResult:

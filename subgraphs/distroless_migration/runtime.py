@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from repocontext.dockerfile.copies import walk
 from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.shell import program_index
-from repocontext.model import ShellEvidence, Stage
+from repocontext.model import Instruction, ShellEvidence, Stage
 from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
 from subgraphs.distroless_migration.commands import Spec, healthcheck_command, shell_to_argv, unwrap_shell
 from subgraphs.distroless_migration.entrypoints import for_cmd, is_argument
@@ -64,6 +64,8 @@ class FinalContext:
     escape: str = "\\"
     siblings: list[int] = field(default_factory=list)  # FROM lines of other stages on the final root that run commands
     static_copies: bool = False  # everything copied from other stages is a static (CGO_ENABLED=0) Go build
+    unconverted: list[int] = field(default_factory=list)  # lines of RUNs with commands kept unconverted (blockers)
+    rewritten: dict[int, Instruction] = field(default_factory=dict)  # RUNs as rewritten for Wolfi, by line
 
     @property
     def has_run(self) -> bool:
@@ -223,7 +225,10 @@ class _Decider:
             else:
                 artifacts.add(f"/usr/lib/python{version}/site-packages", order=1)
         self.blockers += artifacts.blockers
-        self.blockers += lost_outputs(ctx.path, ctx.chain, ctx.run_lines, artifacts)
+        self.blockers += lost_outputs(ctx.path, ctx.chain, ctx.run_lines, artifacts, ctx.rewritten)
+        for line in sorted(set(ctx.unconverted) & set(ctx.run_lines)):
+            self.block(line, "this RUN keeps commands that could not be converted (see the blockers): what they "
+                       "install cannot be carried into a shell-free runtime", "resolve those blockers first")
         return artifacts
 
     def _target(self, root: ImageChoice, artifacts: Artifacts) -> ImageChoice:

@@ -9,7 +9,8 @@ Verdicts:
   `rpm --import`, sources.list(.d) / keyrings / yum.repos.d writes, the NodeSource setup script). Decision:
   removed with a note when every package the stage installs after it has a Wolfi name (Wolfi then serves
   them; the repository only existed for them), else a blocker.
-- "block": kept as written and reported: remote installer scripts (`curl|wget … | sh`, `sh -c "$(curl …)"`),
+- "block": kept as written and reported: remote installer scripts (`curl|wget … | sh` or into python/perl/…,
+  `sh -c "$(curl …)"`),
   dynamic package lists given to a package manager through xargs, and Debian/RHEL-only tools (dpkg,
   locale-gen, update-alternatives, rpm -i, the official php image's docker-php-ext-* helpers, …).
 """
@@ -26,6 +27,7 @@ from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS
 
 MANAGERS = APT_MANAGERS | RPM_MANAGERS
 _FETCHERS = frozenset({"curl", "wget"})
+_INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php"}  # what a piped-in installer runs in
 _SUBSTITUTED_FETCH = re.compile(r"(?:\$\(|`)\s*(?:curl|wget)\b")
 _NODESOURCE = re.compile(r"(?:deb|rpm)\.nodesource\.com/setup")
 _REPO_PATH = re.compile(r"/etc/apt/(?:sources\.list|keyrings|trusted\.gpg)|/usr/share/keyrings/|/etc/yum\.repos\.d"
@@ -140,7 +142,7 @@ def _program(command: Command) -> str:
 
 def _installer(commands: list[Command], programs: list[str]) -> bool:
     fetched = next((i for i, p in enumerate(programs) if p in _FETCHERS), None)
-    if fetched is not None and any(p in SHELLS for p in programs[fetched + 1:]):
+    if fetched is not None and any(p in _INTERPRETERS for p in programs[fetched + 1:]):
         return True
     return any(p in SHELLS and any(_SUBSTITUTED_FETCH.search(w.raw) for w in c.words)
                for p, c in zip(programs, commands, strict=True))
