@@ -17,7 +17,7 @@ path like python, node, npm, java, /app/bin, or any shell-form CMD), `ENTRYPOINT
 image's own ENTRYPOINT does not get the program as its first argument. When the first word is an argument
 (an option, a script for the image's interpreter such as index.js / app.py / app.jar, a Java main class) CMD
 stays on the image's ENTRYPOINT, which is what node/php/redis images did; a distroless java source gets
-`ENTRYPOINT ["/usr/bin/java", "-jar"]` (Chainguard's is java alone). A bare name is taken to be a program:
+`ENTRYPOINT ["java", "-jar"]` (Chainguard's is java alone). A bare name is taken to be a program:
 a node script without a .js extension would be misread (the note says so).
 """
 
@@ -34,7 +34,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     "ruby": (".rb",), "php": (".php", ".phar"), "redis": (".conf",), "nginx": (".conf",),
 }
 _MAIN_CLASS = re.compile(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)+\Z")
-JAVA_JAR = ["/usr/bin/java", "-jar"]
+JAVA_JAR = ["java", "-jar"]  # java is on PATH in jre/jdk
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def for_cmd(form: str, argv: list[str], root: ImageChoice, target: ImageChoice, 
                                     f"({program}), which the image's ENTRYPOINT ({info.entrypoint}) would otherwise "
                                     "get as its first argument")
     if root.kind == "distroless" and target.name in JAVA:
-        return EntrypointChoice(JAVA_JAR, f"line {line}: ENTRYPOINT [\"/usr/bin/java\", \"-jar\"] added: {source} "
+        return EntrypointChoice(JAVA_JAR, f"line {line}: ENTRYPOINT [\"java\", \"-jar\"] added: {source} "
                                           "ran CMD with `java -jar`, the Chainguard image's ENTRYPOINT is java alone")
     return EntrypointChoice(None, f"line {line}: CMD starts with {program}, an argument: it stays on the image's "
                                   f"ENTRYPOINT ({info.entrypoint}); {_was(root, source)}")

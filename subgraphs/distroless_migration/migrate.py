@@ -80,7 +80,7 @@ class _Migration:
                                        notes=[f"line {line}: {message}" for line, message in self.problems])
         self._roots()
         self.notes[:0] = [f"line {line}: {message}" for line, message in self.problems
-                          if not (line in self.digest_dropped.values() and message.startswith("invalid digest"))]
+                          if not (line in self.digest_dropped.values() and "invalid digest" in message)]
         self._runs()
         self._shell_needs()
         mapped = {s.index for s in self.stages if isinstance(self.choice.get(self.root_of[s.index]), ImageChoice)}

@@ -48,6 +48,7 @@ from subgraphs.distroless_migration.outputs import lost_outputs
 RESTRUCTURABLE = frozenset({"python", "node", "go", "java"})
 SCRIPT_KINDS = frozenset({"entrypoint-script", "cmd-script"})
 ALREADY_NO_SHELL = "the image has no shell, so this fails already"
+SYSTEM_PATH = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
 STANDARD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
@@ -251,7 +252,7 @@ class _Decider:
 
     def _programs(self, specs: list[Spec], target: ImageChoice, artifacts: Artifacts, root: ImageChoice) -> None:
         final = self.ctx.chain[-1]
-        has_entrypoint = any(s.keyword == "ENTRYPOINT" for s in specs)
+        has_entrypoint = any(s.keyword == "ENTRYPOINT" and (s.form == "shell" or s.argv) for s in specs)  # [] is none
         blocked = {b.line for b in self.blockers}
         for spec in specs:
             if (spec.keyword == "CMD" and has_entrypoint) or spec.line in blocked:
@@ -286,6 +287,8 @@ class _Decider:
         if name in programs:
             return program
         copied = next((c.dest for c in artifacts.copies if c.dest in {f"{d}/{name}" for d in STANDARD_PATH}), None)
+        if copied is not None and posixpath.dirname(copied) in SYSTEM_PATH:
+            return program  # /usr/bin and /bin are on every image's PATH
         if copied is not None:
             self.notes.append(f"{name} is run by its path {copied}: Chainguard images' PATH may lack its directory")
             return copied
