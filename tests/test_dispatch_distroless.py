@@ -80,3 +80,63 @@ def test_cli_org_registry_and_mapping_options(home: Path, make_repo: Callable[..
     bad.write_text("images: [not, a, mapping]\n")
     broken = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--mapping", str(bad))
     assert broken.returncode != 0 and "bad.yaml" in broken.stderr and "Traceback" not in broken.stderr
+
+
+RUST_ETL = """\
+# syntax=docker/dockerfile:1
+FROM --platform=$BUILDPLATFORM rust:1.64 AS buildbase
+RUN <<EOT bash
+    set -ex
+    apt-get update
+    apt-get install -y \\
+        git \\
+        clang
+    rustup target add wasm32-wasi
+EOT
+RUN curl -sSf https://raw.githubusercontent.com/WasmEdge/WasmEdge/master/utils/install.sh | bash
+
+FROM buildbase AS build
+COPY src ./src
+RUN cargo build --target wasm32-wasi --release
+
+FROM scratch
+COPY --from=build /target/wasm32-wasi/release/etl.wasm /etl.wasm
+ENTRYPOINT ["etl.wasm"]
+"""
+PROXY = "FROM nginx:1.25-alpine\nCOPY nginx.conf /etc/nginx/conf.d/default.conf\n"
+
+
+def test_unconvertible_dockerfile_blocks_its_item_and_the_run(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"etl/Dockerfile": RUST_ETL, "etl/src/main.rs": "fn main() {}\n",
+                      "proxy/Dockerfile": PROXY, "proxy/nginx.conf": "server { listen 8080; }\n"})
+    result = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--json")
+    assert result.returncode == 8, result.stderr
+    out = json.loads(result.stdout)
+    assert out["status"] == "blocked"
+    items = {i["id"]: i for i in out["items"]}
+    assert items["proxy/Dockerfile"]["status"] == "succeeded" and items["proxy/Dockerfile"]["blockers"] == []
+    etl = items["etl/Dockerfile"]
+    assert etl["status"] == "blocked"
+    assert [(b["kind"], b["file"], b["line"]) for b in etl["blockers"]] == [
+        ("unmapped-package", "etl/Dockerfile", 8), ("unconverted-command", "etl/Dockerfile", 11)]
+    assert all(b["fix"] for b in etl["blockers"])
+    assert "+FROM cgr.dev/chainguard/nginx:1.25" in out["patch"] and "etl/Dockerfile" not in out["patch"]
+    report = Path(out["report_path"]).read_text()
+    assert "## `etl/Dockerfile`\n\n**blocked** · `rust:1.64` → `cgr.dev/chainguard/rust:1.64-dev`" in report
+    assert "## `proxy/Dockerfile`\n\n**succeeded** · `nginx:1.25-alpine` → `cgr.dev/chainguard/nginx:1.25`" in report
+
+
+def test_keep_unconverted_accepts_the_todos(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"etl/Dockerfile": RUST_ETL, "etl/src/main.rs": "fn main() {}\n"})
+    state = dispatch(Settings.from_env(), "distroless-migration", repo, {"keep_unconverted": "true"}, {})
+    assert state["status"] == "succeeded", state.get("outcomes")
+    outcome = state["outcomes"][0]
+    assert outcome["blockers"] == [] and len([n for n in outcome["notes"] if n.startswith("kept unconverted")]) == 2
+    patch = state["patch"]
+    assert "+# TODO(planner): apt-get package clang has no known Wolfi package" in patch
+    assert "+        clang" not in patch and "         clang" in patch  # kept in the apk line, never dropped
+    assert " RUN curl -sSf https://raw.githubusercontent.com/WasmEdge/WasmEdge/master/utils/install.sh | bash" \
+        in patch
+    assert "**unmapped" not in state["report"] and "kept as written (TODO)" in state["report"]
+    bad = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--input", "keep_unconverted=maybe")
+    assert bad.returncode != 0 and "keep_unconverted='maybe': expected true or false" in bad.stderr

@@ -12,6 +12,10 @@ The mapping file is YAML with up to three tables, each optional:
     build_only:             # Wolfi packages needed only to build, never at runtime
       - protobuf-dev
 
+Run inputs (`--input NAME=VALUE`): registry, org, mapping=FILE, and keep_unconverted=true|false
+(default false: a Dockerfile with an unmapped package or an unconvertible command is a blocked work item;
+true: those are kept as written under `# TODO(planner):` comments and the item succeeds, listing them).
+
 Image keys match the repository as written (`mycorp/base`), its normalised form
 (`docker.io/mycorp/base`) or, for official images, the short name (`python`).
 Errors are one line: `file:line: field: cause`.
