@@ -13,7 +13,7 @@ from planner.bundle.model import Bundle
 from planner.bundle.view import open_view
 from planner.chain.work import ItemResult
 from planner.context import RunContext
-from planner.errors import PlannerError
+from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.state import RunInputs, RunState
 from planner.taskmodule import resolve
@@ -26,14 +26,20 @@ SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration
 
 
 def _failed(state: RunState) -> bool:
-    return state.get("status") == "failed"
+    """The run stopped before its work items (an error, or a run-level must_read over budget)."""
+    return state.get("status") in ("failed", "over_budget")
+
+
+def _stop(exc: PlannerError) -> dict[str, Any]:
+    status = "over_budget" if isinstance(exc, BudgetError) else "failed"
+    return {"status": status, "error": exc.message, "exit_code": int(exc.exit_code)}
 
 
 def load_tccm(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     try:
         tccm = service.task_class(runtime.context.settings, state["task_class"])
     except PlannerError as exc:
-        return {"status": "failed", "error": exc.message}
+        return _stop(exc)
     return {"tccm": tccm.model_dump(mode="json"), "status": "running"}
 
 
@@ -51,19 +57,37 @@ def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[st
         try:
             context, _ = service.gather_repo(settings, root, options=options)
         except PlannerError as exc:
-            return {"status": "failed", "error": exc.message}
+            return _stop(exc)
         return {"repocontext": {"gathered": True, "was": freshness, "commit": context.meta.commit}}
     return {"repocontext": {"gathered": False, "was": freshness}}
+
+
+def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """List the work items from the RepoContext before any bundle, when the task class can: a budget cut
+    can then never hide one, and each item's bundle is judged against the budget on its own."""
+    if _failed(state):
+        return {}
+    module = resolve(state["task_class"], state["tccm"].get("subgraph"))
+    try:
+        context = RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"]))
+    except StoreError as exc:
+        return {"status": "failed", "error": str(exc), "exit_code": int(ExitCode.ENVIRONMENT)}
+    items = module.list_work(context, state["inputs"]) if context is not None else None
+    if items is None:
+        return {}  # bootstrap, or a task class that splits its run bundle: `split` does it
+    note = module.nothing_listed(context, state["inputs"]) if not items else ""
+    return {"items": [item.model_dump() for item in items], "per_item": list(module.item_inputs), "note": note}
 
 
 def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     if _failed(state):
         return {}
+    per_item = frozenset(state.get("per_item") or ())
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
-                                                 state["inputs"])
+                                                 state["inputs"], per_item=per_item)
     except PlannerError as exc:
-        return {"status": "failed", "error": exc.message}
+        return _stop(exc)
     return {"bundle": bundle.model_dump(mode="json"),
             "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
 
@@ -71,6 +95,8 @@ def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any
 def split(state: RunState) -> dict[str, Any]:
     if _failed(state):
         return {"items": []}
+    if state.get("per_item") is not None:
+        return {}  # listed from the RepoContext already
     module = resolve(state["task_class"], state["tccm"].get("subgraph"))
     items = module.split(Bundle.model_validate(state["bundle"]), state["inputs"])
     return {"items": [item.model_dump() for item in items]}
@@ -103,7 +129,7 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
 def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
     """The run's status is its worst item's: a run never reads as succeeded while an item is not done."""
     if _failed(state):
-        return "failed"
+        return state["status"]
     statuses = {r.status for r in results}
     worst = next((s for s in SEVERITY if s in statuses), None)
     if worst is not None:

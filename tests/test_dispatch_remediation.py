@@ -58,7 +58,7 @@ def test_requirements_stays_in_release_line(home: Path, make_repo: Callable[...,
     assert "app/views.py:4" in report and "tests/test_views.py" in report
     assert "4.1.10" in report  # the other release line's fix is named, and not chosen
     record = ProvenanceStore(Settings.from_env().home).get(state["run_id"])
-    assert [(s.stage, s.outcome) for s in record.stages] == [("scope_bundle", "rebuilt"), ("recipe_match", "matched")]
+    assert [(s.stage, s.outcome) for s in record.stages] == [("scope_bundle", "built"), ("recipe_match", "matched")]
     assert [(b["item"], b["inputs"]) for b in record.item_bundles] == [
         ("PyPI:django", {"advisory": "CVE-2023-0001", "package": "django"})]
 

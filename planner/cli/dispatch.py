@@ -59,7 +59,7 @@ def report(state: dict[str, Any], as_json: bool) -> None:
 
 
 def exit_for(state: dict[str, Any]) -> None:
-    code = EXIT.get(state.get("status", "failed"), 5)
+    code = state.get("exit_code") or EXIT.get(state.get("status", "failed"), 5)
     if code:
         raise typer.Exit(int(code))
 
