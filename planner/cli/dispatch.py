@@ -46,7 +46,9 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "verification": state.get("verification"), "branch": state.get("branch"),
                    "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
                               "error": r.get("error"), "blockers": r.get("blockers", []),
-                              "data": r["item"].get("data", {})} for r in state.get("outcomes", [])],
+                              "data": r["item"].get("data", {}), "recipe": (r.get("plan") or {}).get("recipe"),
+                              "plan_data": (r.get("plan") or {}).get("data", {}), "notes": r.get("notes", [])}
+                             for r in state.get("outcomes", [])],
                    "llm_calls": state.get("llm_calls", [])})
         return
     sys.stdout.write(state.get("report", "") + "\n")
