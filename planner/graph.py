@@ -26,7 +26,7 @@ from planner import finalize, supervisor
 from planner.chain import stages
 from planner.context import RunContext
 from planner.state import RunState, TaskState, WorkOutput, WorkState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 
 
 def _has_plan(next_stage: str) -> Any:
@@ -39,7 +39,7 @@ def _over_budget(state: WorkState) -> str:
 
 def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     """Hand the item to its task class's compiled subgraph."""
-    graph = resolve(state["task_class"], state["tccm"].get("subgraph")).graph()
+    graph = for_tccm(state["tccm"]).graph()
     # Accumulated lists stay out of the input, so the subgraph's output holds only what it adds.
     fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls", "bundles")}
     output = graph.invoke(fresh, context=runtime.context)

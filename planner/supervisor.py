@@ -16,7 +16,7 @@ from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.state import RunInputs, RunState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
 
@@ -67,7 +67,7 @@ def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     can then never hide one, and each item's bundle is judged against the budget on its own."""
     if _failed(state):
         return {}
-    module = resolve(state["task_class"], state["tccm"].get("subgraph"))
+    module = for_tccm(state["tccm"])
     try:
         context = RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"]))
     except StoreError as exc:
@@ -97,7 +97,7 @@ def split(state: RunState) -> dict[str, Any]:
         return {"items": []}
     if state.get("per_item") is not None:
         return {}  # listed from the RepoContext already
-    module = resolve(state["task_class"], state["tccm"].get("subgraph"))
+    module = for_tccm(state["tccm"])
     items = module.split(Bundle.model_validate(state["bundle"]), state["inputs"])
     return {"items": [item.model_dump() for item in items]}
 

@@ -15,7 +15,7 @@ A subgraph module may define:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -84,12 +84,22 @@ def _compiled(name: str) -> Any:
     return builder()
 
 
-def resolve(task_class: str, subgraph: str | None) -> TaskModule:
-    """The subgraph module for a task class (explicit TCCM `subgraph`, else by name, else generic)."""
+def resolve(task_class: str, subgraph: str | None, lineage: Sequence[str] = ()) -> TaskModule:
+    """The subgraph module for a task class: the TCCM's explicit `subgraph`, else the module named after
+    the class or, for a class that extends another, after the nearest ancestor that has one; else generic."""
     generic = _import(GENERIC, True)
     assert generic is not None
-    name = module_name(task_class, subgraph)
-    module = _import(name, subgraph is not None)
-    if module is None:
-        return TaskModule(GENERIC, generic, generic)
-    return TaskModule(name, module, generic)
+    if subgraph is not None:
+        name = module_name(task_class, subgraph)
+        return TaskModule(name, _import(name, True), generic)  # type: ignore[arg-type]
+    for candidate in dict.fromkeys((task_class, *lineage)):
+        name = module_name(candidate, None)
+        module = _import(name, False)
+        if module is not None:
+            return TaskModule(name, module, generic)
+    return TaskModule(GENERIC, generic, generic)
+
+
+def for_tccm(tccm: Mapping[str, Any]) -> TaskModule:
+    """The subgraph module of a resolved TCCM (as held in graph state)."""
+    return resolve(tccm["task_class"], tccm.get("subgraph"), tuple(tccm.get("lineage") or ()))

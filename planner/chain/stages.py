@@ -23,7 +23,7 @@ from planner.context import RunContext
 from planner.errors import BudgetError
 from planner.plan import EditError, Plan, apply_edits
 from planner.state import WorkState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
@@ -69,7 +69,7 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
 
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
-    recipes = resolve(state["task_class"], state["tccm"].get("subgraph")).recipes
+    recipes = for_tccm(state["tccm"]).recipes
     tried: list[str] = []
     files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:

@@ -200,6 +200,7 @@ class TCCM(_Strict):
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
     chain: tuple[str, ...] = ()  # files that contributed, child first
+    lineage: tuple[str, ...] = ()  # task classes of the extends chain, child first (whose subgraph runs it)
 
     def band(self, name: str) -> tuple[Entry, ...]:
         return getattr(self, name)
