@@ -112,8 +112,7 @@ class FixChoice(_Model):
 
     version: str | None = None  # None: no known fixed version clears every advisory
     same_line: bool = False  # stays in the installed release line (e.g. 3.2.19 → 3.2.20)
-    advisories: list[str] = Field(default_factory=list)  # ids of all advisories affecting the installed version
-    reason: str = ""
+    reason: str = ""  # why this version (the advisories it clears are the package's findings at this version)
 
 
 class Finding(_Model):
