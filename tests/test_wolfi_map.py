@@ -10,6 +10,7 @@ import pytest
 
 from repocontext.dockerfile.parser import parse as parse_dockerfile
 from subgraphs.distroless_migration import wolfi_index
+from subgraphs.distroless_migration.packages import BUILD_ONLY, PROVIDED_EVERYWHERE, RUNTIME_LIBS
 from subgraphs.distroless_migration.wolfi_index import diff, main, read, render, vendored
 from subgraphs.distroless_migration.wolfi_map import Mapping, lookup, problems, source_names, why_unmapped
 
@@ -19,6 +20,11 @@ AWESOME_COMPOSE = Path(os.environ.get("AWESOME_COMPOSE_TARBALL", "/work/shared/c
 
 def test_every_mapped_name_is_in_the_vendored_index() -> None:
     assert problems(vendored()) == []
+
+
+def test_role_names_are_wolfi_names() -> None:
+    index = vendored()
+    assert sorted(n for n in BUILD_ONLY | PROVIDED_EVERYWHERE | RUNTIME_LIBS.keys() if not index.has(n)) == []
 
 
 def test_vendored_index_matches_the_shared_export() -> None:
