@@ -11,7 +11,8 @@ import pytest
 from repocontext.dockerfile.parser import parse as parse_dockerfile
 from subgraphs.distroless_migration import wolfi_index
 from subgraphs.distroless_migration.packages import BUILD_ONLY, PROVIDED_EVERYWHERE, RUNTIME_LIBS
-from subgraphs.distroless_migration.wolfi_index import diff, main, read, render, vendored
+from subgraphs.distroless_migration.wolfi_data import main
+from subgraphs.distroless_migration.wolfi_index import diff, read, render, vendored
 from subgraphs.distroless_migration.wolfi_map import Mapping, lookup, problems, source_names, why_unmapped
 
 SHARED_INDEX = Path(os.environ.get("WOLFI_PACKAGES_TSV", "/work/shared/wolfi/packages.tsv"))

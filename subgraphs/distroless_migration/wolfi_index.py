@@ -4,17 +4,12 @@ The vendored copy (`data/wolfi-packages.tsv`: name and provides of every package
 builds) is the only source of Wolfi names: the mapping table is checked against it and an
 Alpine name is accepted only if it is in it. It is read once per process, on first use.
 
-Maintenance, from a fresh export of the wolfi-dev/os recipes (columns name, origin, version,
-provides, description, as in /work/shared/wolfi/packages.tsv):
-
-    python -m subgraphs.distroless_migration.wolfi_index refresh PATH   # rewrite the vendored index
-    python -m subgraphs.distroless_migration.wolfi_index check [PATH]   # mapping vs index (vs PATH)
+Refreshing it and checking the mapping against it: `python -m subgraphs.distroless_migration.wolfi_data`.
 """
 
 from __future__ import annotations
 
 import csv
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,7 +20,7 @@ INDEX_PATH = DATA / "wolfi-packages.tsv"
 SOURCE = "wolfi-dev/os at 8190a16 (2026-08-22), package recipes under Apache-2.0"
 HEADER = ("# Wolfi package names and what each also provides (apk virtuals), one package a line.\n"
           "# Source: {source}; extracted columns only (name, provides).\n"
-          "# Regenerate: python -m subgraphs.distroless_migration.wolfi_index refresh PATH\n")
+          "# Regenerate: python -m subgraphs.distroless_migration.wolfi_data refresh PATH\n")
 
 
 @dataclass(frozen=True)
@@ -96,25 +91,3 @@ def diff(ours: WolfiIndex, theirs: WolfiIndex) -> list[str]:
     moved = sorted(n for n in ours.packages.keys() & theirs.packages.keys() if ours.packages[n] != theirs.packages[n])
     return ([f"only in the vendored index: {n}" for n in gone] + [f"missing from the vendored index: {n}" for n in new]
             + [f"provides differ for {n}: {ours.packages[n]} vs {theirs.packages[n]}" for n in moved])
-
-
-def main(argv: list[str]) -> int:
-    from subgraphs.distroless_migration.wolfi_map import problems  # the table imports this module
-
-    usage = "usage: python -m subgraphs.distroless_migration.wolfi_index (refresh PATH | check [PATH])"
-    if not argv or argv[0] not in ("refresh", "check") or len(argv) > 2 or (argv[0] == "refresh" and len(argv) != 2):
-        print(usage, file=sys.stderr)
-        return 2
-    if argv[0] == "refresh":
-        index = refresh(Path(argv[1]))
-        print(f"{INDEX_PATH}: {len(index.packages)} packages")
-    found = diff(vendored(), read(Path(argv[1]))) if len(argv) == 2 else []
-    found += problems(vendored())
-    for line in found:
-        print(line)
-    print(f"{len(found)} problem(s)" if found else "mapping and index agree")
-    return 1 if found else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

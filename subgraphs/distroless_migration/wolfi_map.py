@@ -4,7 +4,7 @@
 
 1. "override": the user's mapping (`options.mapping.packages`), as given.
 2. "table": the data table for the manager's family (apt, rpm, apk). Every Wolfi name in it is
-   checked against the vendored Wolfi index (tests, and `wolfi_index check`).
+   checked against the vendored Wolfi index (tests, and `wolfi_data check`).
 3. A name the table lists as unmapped (Wolfi does not build it) gets no answer: the caller
    reports it, with `why_unmapped` as the reason.
 4. "same-name": the name as written is a Wolfi package (or something one provides). For apk that
