@@ -399,7 +399,7 @@ from python:3.10-bookworm as deps
 run <<EOF
 set -eux
 apt-get update
-apt-get install -y --no-install-recommends libgdal-dev libxml2-dev
+apt-get install -y --no-install-recommends libopencv-dev libxml2-dev
 rm -rf /var/lib/apt/lists/*
 EOF
 RUN apt-get install -y \\
@@ -414,7 +414,7 @@ RUN apt-get install -y \\
     assert m.new_text == """\
 from cgr.dev/chainguard/python:3.10-dev as deps
 user root
-# distroless-migration: no Wolfi package known for libgdal-dev: left out of apk add
+# distroless-migration: no Wolfi package known for libopencv-dev: left out of apk add
 run <<EOF
 set -eux
 apk add --no-cache libxml2-dev
@@ -428,14 +428,14 @@ RUN apk add --no-cache \\
       $EXTRA_PACKAGES
 """
     assert [(u.name, u.manager, u.line, u.reason) for u in m.unmapped] == [
-        ("libgdal-dev", "apt-get", 5, "no Wolfi package known: left out of apk add"),
+        ("libopencv-dev", "apt-get", 5, "no Wolfi package known: left out of apk add"),
         ("libfoo-dev", "apt-get", 11, "no Wolfi package known: left out of apk add"),
         ("$EXTRA_PACKAGES", "apt-get", 14, "a variable: cannot be mapped, kept as written")]
     assert [(p.old, p.new, p.line, p.note) for p in m.packages] == [
         ("libxml2-dev", ["libxml2-dev"], 5, ""), ("gcc", ["gcc"], 10, ""),
         ("libxslt1-dev", ["libxslt-dev"], 13, "version pin '1.1.35-1' dropped")]
     assert [(b.line, b.what) for b in m.runtime.blockers] == [
-        (5, "package libgdal-dev has no known Wolfi name, so its role is unknown"),
+        (5, "package libopencv-dev has no known Wolfi name, so its role is unknown"),
         (11, "package libfoo-dev has no known Wolfi name, so its role is unknown"),
         (14, "package list $EXTRA_PACKAGES is a variable: what it installs is unknown")]
     assert m.runtime.image == "cgr.dev/chainguard/python:3.10-dev" and not m.runtime.shell_free
