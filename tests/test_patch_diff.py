@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from planner.bundle.view import read_repo_file
 from planner.diff import file_diff, split_lines, to_bytes, unified_diff
+from planner.patchcheck import check_patch, split_patch
 from planner.plan import Edit, apply_edits
 from subgraphs.base import reader
 
@@ -76,6 +77,7 @@ def _assert_applies(repo: Path, files: dict[str, tuple[str, str]]) -> str:
         return patch
     checked = _apply(repo, patch, "--check")
     assert checked.returncode == 0, (checked.stderr, patch)
+    assert check_patch(repo, patch) is None
     assert _apply(repo, patch).returncode == 0
     for rel, (_, after) in files.items():
         assert (repo / rel).read_bytes() == to_bytes(after), rel
@@ -154,8 +156,10 @@ def test_lines_split_on_lf_only() -> None:
     assert file_diff("f", "same", "same") == ""
 
 
-def test_quoted_paths() -> None:
-    patch = unified_diff({rel: ("a\n", "b\n") for rel in PATHS})
+def test_section_paths_read_back() -> None:
+    files = {rel: ("a\n", "b\n") for rel in PATHS}
+    patch = unified_diff(files)
+    assert list(split_patch(patch)) == sorted(PATHS)
     assert 'diff --git "a/we\\"ird.txt" "b/we\\"ird.txt"\n' in patch
     assert "--- a/dir with space/req.txt\t\n" in patch  # git's tab after a name holding a space
 
