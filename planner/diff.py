@@ -80,7 +80,7 @@ def _hunks(before: list[str], after: list[str]) -> list[str]:
     return out
 
 
-def _blob_id(data: bytes) -> str:
+def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's object id (SHA-1 repos)
 
 
@@ -98,7 +98,7 @@ def _literal(data: bytes) -> list[str]:
 def _binary(path: str, before: bytes, after: bytes) -> list[str]:
     """git's binary patch (full index line, forward and reverse literal): it names no line, so any bytes fit."""
     old, new = _quoted(f"a/{path}"), _quoted(f"b/{path}")
-    return [f"diff --git {old} {new}\n", f"index {_blob_id(before)}..{_blob_id(after)}\n",
+    return [f"diff --git {old} {new}\n", f"index {blob_id(before)}..{blob_id(after)}\n",
             "GIT binary patch\n", *_literal(after), *_literal(before)]
 
 

@@ -8,14 +8,15 @@ the user's work tree, index or config:
    no user config): the patch text is well formed and fits what the edits were
    applied to. Always run: it also covers a directory that is not a git
    repository and files with uncommitted changes.
-2. against the commit (HEAD): `git apply --cached --check` on a temporary
-   index holding the touched files' blobs, for each touched file that is
-   tracked and unchanged since HEAD as git sees it (filters and eol conversion
-   applied). That is what `--apply` does, and the commit's content is the blob:
-   a file stored with LF but checked out with CRLF (eol=crlf, autocrlf) gets a
-   CRLF patch that `git apply` in a work tree takes but the commit does not, so
-   it is refused. A file with uncommitted changes is left out: its patch is for
-   the work tree as it is, not for any commit.
+2. against the commit (HEAD), for each touched file unchanged since HEAD as
+   git sees it (filters and eol conversion applied) whose blob is not the very
+   bytes read (where it is, base 1 has checked it): `git apply --cached
+   --check` on a temporary index holding those blobs, as `--apply` does. The
+   commit's content is the blob: a file stored with LF but checked out with
+   CRLF (eol=crlf, autocrlf) gets a CRLF patch that `git apply` in a work tree
+   takes but the commit does not, so it is refused. A file with uncommitted
+   changes is left out: its patch is for the work tree as it is, not for any
+   commit.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from planner.bundle.view import read_repo_file
 from planner.chain.work import ItemResult
-from planner.diff import file_diff, to_bytes
+from planner.diff import blob_id, file_diff, to_bytes
 from planner.plan import Edit, EditError, apply_edits
 from subgraphs.base import reader
 
@@ -127,33 +128,39 @@ def _check_bytes(patch: str, originals: Mapping[str, bytes | None]) -> str | Non
 # --- base 2: the commit -------------------------------------------------------------------------------------
 
 
-def _clean_in_head(repo: Path, paths: Sequence[str]) -> tuple[str, dict[str, str]]:
-    """(repo's path in its work tree, path → its index line 'mode oid\\tfull path') for the paths tracked
-    and unchanged since HEAD."""
-    env = os.environ | _REPO_ENV
-    code, prefix, _ = _git(repo, ["rev-parse", "--show-prefix"], env)
-    code_tree, tree, _ = _git(repo, ["ls-tree", "-z", "--full-name", "HEAD", "--", *paths], env)
-    code_hash, hashed, _ = _git(repo, ["hash-object", "--", *paths], env)  # filters applied, nothing written
-    if code or code_tree or code_hash:  # not a repository, no commit yet, a file gone
-        return "", {}
-    prefix = prefix.strip()
+def _head_blobs(repo: Path, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """path → (mode, blob id) in HEAD for the paths that are files there; none outside a repo or before a commit."""
+    code, tree, _ = _git(repo, ["ls-tree", "-z", "HEAD", "--", *paths], os.environ | _REPO_ENV)  # cwd-relative
     blobs: dict[str, tuple[str, str]] = {}
-    for entry in filter(None, tree.split("\0")):
-        meta, full = entry.split("\t", 1)
+    for entry in filter(None, tree.split("\0")) if code == 0 else ():
+        meta, rel = entry.split("\t", 1)
         mode, kind, oid = meta.split()
-        if kind == "blob" and full.startswith(prefix):
-            blobs[full[len(prefix):]] = (mode, oid)
-    now = dict(zip(paths, hashed.split(), strict=False))
-    clean = {p: f"{blobs[p][0]} {blobs[p][1]}\t{prefix}{p}" for p in paths if p in blobs and blobs[p][1] == now.get(p)}
-    return prefix, clean
+        if kind == "blob":
+            blobs[rel] = (mode, oid)
+    return blobs
 
 
-def _check_head(repo: Path, prefix: str, patch: str, entries: Mapping[str, str]) -> str | None:
+def _converted(repo: Path, originals: Mapping[str, bytes | None]) -> dict[str, tuple[str, str]]:
+    """path → (mode, blob id) for the files unchanged since HEAD whose blob is not the bytes read (eol or filter
+    conversion). Only these need base 2: where the blob is those very bytes, base 1 has checked it."""
+    blobs = _head_blobs(repo, list(originals))
+    other = [p for p, (_, oid) in blobs.items() if (data := originals.get(p)) is not None and blob_id(data) != oid]
+    if not other:
+        return {}
+    code, hashed, _ = _git(repo, ["hash-object", "--", *other], os.environ | _REPO_ENV)  # filters; nothing written
+    return {} if code else {p: blobs[p] for p, oid in zip(other, hashed.split(), strict=False) if oid == blobs[p][1]}
+
+
+def _check_head(repo: Path, patch: str, entries: Mapping[str, tuple[str, str]]) -> str | None:
+    env = os.environ | _REPO_ENV
+    code, prefix, err = _git(repo, ["rev-parse", "--show-prefix"], env)
+    prefix = prefix.strip()
     where = [f"--directory={prefix.rstrip('/')}"] if prefix else []  # the patch's paths are relative to `repo`
+    listing = "".join(f"{mode} {oid}\t{prefix}{rel}\0" for rel, (mode, oid) in entries.items())
     with tempfile.TemporaryDirectory(prefix="planner-index-") as tmp:
-        env = os.environ | _REPO_ENV | {"GIT_INDEX_FILE": str(Path(tmp) / "index")}  # the user's index is not used
-        listing = "".join(f"{line}\0" for line in entries.values()).encode("utf-8", "surrogateescape")
-        code, _, err = _git(repo, ["update-index", "-z", "--index-info"], env, listing)
+        env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")  # a temporary index: the user's is never read or written
+        if code == 0:
+            code, _, err = _git(repo, ["update-index", "-z", "--index-info"], env, to_bytes(listing))
         if code:
             return f"cannot check on HEAD: {_reason(err)}"
         code, _, err = _git(repo, [*_APPLY, "--cached", *where], env, to_bytes(patch))
@@ -180,9 +187,9 @@ def check_patch(repo: Path, patch: str, originals: Mapping[str, bytes | None] | 
         originals = {rel: _read_bytes(repo, rel) for rel in sections}
     try:
         reason = _check_bytes(patch, originals)
-        prefix, clean = ("", {}) if reason else _clean_in_head(repo, list(sections))
-        if clean:
-            reason = _check_head(repo, prefix, "".join(sections[p] for p in sections if p in clean), clean)
+        converted = {} if reason else _converted(repo, {rel: originals.get(rel) for rel in sections})
+        if converted:
+            reason = _check_head(repo, "".join(sections[rel] for rel in converted), converted)
     except _GitMissing:
         return "git is not installed, so the patch could not be checked"
     return reason

@@ -93,6 +93,23 @@ def test_repo_in_a_subdirectory_of_the_work_tree(make_repo: Callable[..., Path])
     assert check_patch(repo, patch.replace("-RUN b", "-RUN x")) is not None
 
 
+def test_converted_files_in_a_subdirectory_are_checked_on_head(make_repo: Callable[..., Path]) -> None:
+    lines = "".join(f"line {i}\n" for i in range(10))
+    top = make_repo({"svc/.gitattributes": "*.txt ident\n*.crlf text eol=crlf\n", "svc/id.txt": "$Id$\n" + lines,
+                     "svc/req.crlf": "a==1\n"})
+    repo = top / "svc"
+    for rel in ("id.txt", "req.crlf"):  # checked out again, through the attributes
+        (repo / rel).unlink()
+        git(repo, "checkout", "--", rel)
+    assert (repo / "id.txt").read_text().startswith("$Id: ")  # the work tree differs from the blob
+    far = _patch(repo, Edit(file="id.txt", old="line 9", new="line nine"))
+    assert check_patch(repo, far) is None  # checked on HEAD too: the hunk is far from the $Id$ line
+    near = _patch(repo, Edit(file="id.txt", old="line 0", new="line zero"))
+    assert check_patch(repo, near).startswith("HEAD stores the file otherwise than the work tree")
+    crlf = _patch(repo, Edit(file="req.crlf", old="a==1", new="a==2"))
+    assert "svc/req.crlf: patch does not apply" in check_patch(repo, crlf)
+
+
 def test_a_directory_that_is_not_a_repository(tmp_path: Path) -> None:
     write_files(tmp_path, {"notes.txt": "x\r\ny"})
     patch = _patch(tmp_path, Edit(file="notes.txt", old="y", new="z\r\n"))
