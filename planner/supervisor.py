@@ -14,6 +14,7 @@ from planner.bundle.view import open_view
 from planner.chain.work import ItemResult
 from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
+from planner.patchcheck import gated_files
 from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.state import RunInputs, RunState
 from planner.taskmodule import for_tccm
@@ -123,7 +124,8 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
             result.report += f"\n**Not applied**: {result.error}\n"
             continue
         accepted += edits
-    return unified_diff(apply_edits(reader(state["repo"]), accepted)) if accepted else ""
+    # only what `git apply --check` accepts is reported; an item whose file's diff it refuses fails
+    return unified_diff(gated_files(state["repo"], results, PATCHED)) if accepted else ""
 
 
 def _status(state: RunState, results: list[ItemResult], patch: str) -> str:

@@ -16,8 +16,9 @@ from planner.state import TaskState, WorkOutput
 
 
 def reader(repo: str) -> Any:
+    """The text edits apply to: an exact read, so the patch and the patched files keep the file's bytes."""
     root = Path(repo)
-    return lambda rel: read_repo_file(root, rel).text
+    return lambda rel: read_repo_file(root, rel, exact=True).text
 
 
 def pending_result(state: TaskState) -> ItemResult | None:
