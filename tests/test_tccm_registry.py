@@ -140,7 +140,7 @@ def test_an_override_may_extend_the_class_it_shadows(tccm_dir: Callable[..., Pat
               "extends: vulnerability-remediation\nbudget: {max_tokens: 50000}\n"})
     tccm = Registry(Settings.from_env().task_class_dirs).get("vulnerability-remediation")
     assert tccm.budget.max_tokens == 50000 and tccm.budget.per_file_max_tokens == 16000  # inherited
-    assert [e.selector for e in tccm.must_read][0] == "key:vulnerabilities[package=${inputs.package}]"
+    assert tccm.must_read[0].selector == "key:vulnerabilities[package=${inputs.package}]"
     assert len(tccm.chain) == 2
 
 
