@@ -332,13 +332,17 @@ def _brief(records: list) -> list[tuple]:
     return sorted((d.name, d.version, d.direct, d.path, d.dev, d.line, d.source, d.kind) for d in records)
 
 
+def _flavours(records: list) -> set[str | None]:
+    return {d.section for d in records}
+
+
 def _manifest() -> list:
     return parse_package_json("package.json", PACKAGE_JSON).deps
 
 
 def test_yarn_classic() -> None:
     parsed = parse_yarn_lock("yarn.lock", YARN_V1, _manifest())
-    assert parsed.issues == []
+    assert parsed.issues == [] and _flavours(parsed.deps) == {"yarn-classic"}
     assert _brief(parsed.deps) == [
         ("@scope/util", "1.0.0", True, [], False, 5, "github:scope/util#abc", "lockfile"),
         ("debug", "2.6.9", True, [], True, 9, None, "lockfile"),
@@ -360,7 +364,7 @@ def test_yarn_classic_without_a_manifest_guesses_the_direct_set() -> None:
 
 def test_yarn_berry() -> None:
     parsed = parse_yarn_lock("yarn.lock", YARN_BERRY, _manifest())
-    assert parsed.issues == []
+    assert parsed.issues == [] and _flavours(parsed.deps) == {"yarn-berry"}
     assert _brief(parsed.deps) == [
         ("@scope/util", "1.0.0", True, [], False, 8, "https://github.com/scope/util.git#commit=abc", "lockfile"),
         ("debug", "2.6.9", True, [], True, 14, None, "lockfile"),
@@ -379,7 +383,7 @@ def test_yarn_berry_syntax_error_is_an_issue() -> None:
 
 def test_pnpm_9_importers_snapshots_and_peers() -> None:
     parsed = parse_pnpm_lock("pnpm-lock.yaml", PNPM_9)
-    assert parsed.issues == []
+    assert parsed.issues == [] and _flavours(parsed.deps) == {"pnpm-workspace"}
     source = "@scope/util@https://codeload.github.com/scope/util/tar.gz/abc"
     assert _brief(parsed.deps) == [
         ("@scope/util", "1.0.0", True, [], False, 39, source, "lockfile"),
@@ -396,6 +400,7 @@ def test_pnpm_9_importers_snapshots_and_peers() -> None:
 
 def test_pnpm_6_single_project() -> None:
     parsed = parse_pnpm_lock("pnpm-lock.yaml", PNPM_6)
+    assert _flavours(parsed.deps) == {"pnpm"}
     assert _brief(parsed.deps) == [
         ("debug", "2.6.9", True, [], True, 21, None, "lockfile"),
         ("lodash", "4.17.20", True, [], False, 27, None, "lockfile"),

@@ -6,6 +6,9 @@ on. The parsers turn their file into `Entry`s keyed by an id unique in the
 file, with edges as ids; the direct set (roots) comes from the lockfile's
 importers / workspace entries or from the manifests beside it. Chains and
 dev-only-ness come from the same breadth-first walk the PyPI lockfiles use.
+Each record's `section` names the file's flavour ("yarn-berry",
+"yarn-classic", "pnpm", "pnpm-workspace"): the command that regenerates the
+file depends on it, and the lockfile itself is rarely in a bundle to look at.
 """
 
 from __future__ import annotations
@@ -60,7 +63,8 @@ def manifest_roots(manifests: Iterable[Dependency], resolve: Callable[[str, str]
     return roots
 
 
-def lock_records(path: str, entries: Mapping[str, Entry], roots: Mapping[str, bool]) -> tuple[list[Dependency], bool]:
+def lock_records(path: str, entries: Mapping[str, Entry], roots: Mapping[str, bool],
+                 flavour: str) -> tuple[list[Dependency], bool]:
     """One record per (name, version, line), with its shortest chain; True when the roots had to be guessed."""
     edges = {key: entry.deps for key, entry in entries.items()}
     guessed = not roots
@@ -73,7 +77,8 @@ def lock_records(path: str, entries: Mapping[str, Entry], roots: Mapping[str, bo
         direct = key in roots
         chain = [] if direct else [entries[k].name for k in graph.paths.get(key, []) if k in entries]
         dep = Dependency(ecosystem="npm", name=entry.name, version=entry.version, direct=direct, path=chain,
-                         dev=graph.is_dev(key), file=path, line=entry.line, kind="lockfile", source=entry.source)
+                         dev=graph.is_dev(key), file=path, line=entry.line, kind="lockfile", source=entry.source,
+                         section=flavour)
         rank = (not direct, dep.dev, len(chain))  # peer variants of one package: keep its most direct use
         slot = (entry.name, entry.version, entry.line)
         if slot not in best or rank < best[slot][0]:

@@ -128,5 +128,7 @@ def parse_pnpm_lock(path: str, text: str) -> Parsed:
         return Parsed(issues=[Issue(f"unsupported pnpm lockfileVersion {data.get('lockfileVersion')!r}", path,
                                     lines.get(("lockfileVersion",)), "warning")])
     entries = _entries(data, lines, major)
-    deps, _ = lock_records(path, entries, _roots(data, major, set(entries)))
+    importers = data.get("importers")
+    workspace = isinstance(importers, dict) and any(key != "." for key in importers)
+    deps, _ = lock_records(path, entries, _roots(data, major, set(entries)), "pnpm-workspace" if workspace else "pnpm")
     return Parsed(deps=deps)

@@ -94,12 +94,12 @@ def _classic(path: str, text: str, manifests: list[Dependency]) -> Parsed:
         entries[f"{number}"] = Entry(name=real_name(name, spec), version=version, line=number,
                                      deps=sorted(set(deps)), source=spec_source(specs))
     roots = manifest_roots(manifests, lambda n, r: lookup.get(f"{n}@{r}"), lookup)
-    return _records(path, entries, roots, manifests, result)
+    return _records(path, entries, roots, manifests, result, "yarn-classic")
 
 
 def _records(path: str, entries: dict[str, Entry], roots: dict[str, bool], manifests: list[Dependency],
-             result: Parsed) -> Parsed:
-    deps, guessed = lock_records(path, entries, roots)
+             result: Parsed, flavour: str) -> Parsed:
+    deps, guessed = lock_records(path, entries, roots, flavour)
     result.deps.extend(deps)
     if guessed and entries and not manifests:
         result.issues.append(no_manifest_issue(path))
@@ -141,4 +141,4 @@ def _berry(path: str, text: str, manifests: list[Dependency]) -> Parsed:
     if not roots:  # a lock written before workspaces had entries: the manifests give the direct set
         roots = manifest_roots(manifests, lambda n, r: _berry_target(n, r, lookup), lookup)
     roots = {key: dev for key, dev in roots.items() if key in entries}  # other workspaces are not packages
-    return _records(path, entries, roots, manifests, Parsed())
+    return _records(path, entries, roots, manifests, Parsed(), "yarn-berry")
