@@ -221,3 +221,14 @@ def test_commands_of_other_plan_sources_are_not_run(tmp_path: Path) -> None:
     assert result["status"] == "needs_regeneration" and not (tmp_path / "pwned").exists()
     assert result["plan"]["data"]["regeneration"][0]["detail"] == (
         "the plan came from llm; only commands written by this tool's recipes are run")
+
+
+def test_cli_regenerate_flag(home: Path, make_repo: Callable[..., Path], advisories: Path, tmp_path: Path) -> None:
+    repo = make_repo({"package.json": PACKAGE_JSON, "package-lock.json": lock()})
+    path = tool_dir(tmp_path, {})  # no npm
+    result = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(advisories),
+                     "--regenerate", "--json", env={"PATH": path})
+    assert result.returncode == 7, result.stderr
+    [item] = json.loads(result.stdout)["items"]
+    assert [(b["kind"], b["message"]) for b in item["blockers"]] == [
+        ("regenerate", "npm is not installed (not found on PATH)")]

@@ -119,6 +119,28 @@ def test_npm_install_package_lock_only(home: Path, make_repo: Callable[..., Path
     assert not (repo / "node_modules").exists()
 
 
+def test_npm_with_an_unreachable_index(home: Path, make_repo: Callable[..., Path], advisories: Path,
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No network needed: the registry is a closed local port, and the cache is empty."""
+    needs("npm")
+    manifest = '{\n  "name": "web",\n  "dependencies": {\n    "lodash": "4.17.20"\n  }\n}\n'
+    lock = {"name": "web", "lockfileVersion": 3, "requires": True,
+            "packages": {"": {"name": "web", "dependencies": {"lodash": "4.17.20"}},
+                         "node_modules/lodash": {"version": "4.17.20", "integrity": "sha512-x"}}}
+    repo = make_repo({"package.json": manifest, "package-lock.json": json.dumps(lock, indent=2) + "\n"})
+    for name, value in {"npm_config_registry": "http://127.0.0.1:9/", "npm_config_cache": str(tmp_path / "cache"),
+                        "npm_config_fetch_retries": "0", "npm_config_offline": "false"}.items():
+        monkeypatch.setenv(name, value)
+    state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, {},
+                     {"advisories": str(advisories), "regenerate": True})
+    [result] = state["outcomes"]
+    assert (state["status"], result["status"]) == ("needs_regeneration", "needs_regeneration")
+    [blocker] = result["blockers"]
+    assert blocker["message"].startswith("the package index could not be reached (npm exited 1): ")
+    assert "ECONNREFUSED" in blocker["message"] and "\n" not in blocker["message"]
+    assert "package-lock.json" not in state["patch"]
+
+
 def test_npm_update_of_a_capped_transitive_package_is_still_locked(home: Path, make_repo: Callable[..., Path],
                                                                    advisories: Path) -> None:
     """debug 2.6.9 pins ms 2.0.0: `npm update ms` exits 0 and cannot move it, which must not read as success."""
