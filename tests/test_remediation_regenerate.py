@@ -232,3 +232,24 @@ def test_cli_regenerate_flag(home: Path, make_repo: Callable[..., Path], advisor
     [item] = json.loads(result.stdout)["items"]
     assert [(b["kind"], b["message"]) for b in item["blockers"]] == [
         ("regenerate", "npm is not installed (not found on PATH)")]
+
+
+def test_a_lockfile_linking_out_of_the_repository_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from subgraphs.vulnerability_remediation.regenerate import regenerate
+
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(lock())
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "package.json").write_text(PACKAGE_JSON)
+    (repo / "package-lock.json").symlink_to(outside)
+    monkeypatch.setenv("PATH", tool_dir(tmp_path, {"npm": FAKE_NPM}))
+    action = {"file": "package-lock.json", "cwd": ".", "command": "npm install --package-lock-only", "why": "w"}
+    plan = {"summary": "s", "source": "recipe", "data": {"regenerate": [action], "target": "4.17.21"}}
+    checked = {"item": {"id": "npm:lodash", "title": "t",
+                        "data": {"ecosystem": "npm", "package": "lodash", "target": "4.17.21"}},
+               "status": "no_changes", "plan": plan}
+    result = regenerate({"checked": checked, "repo": str(repo), "options": {"regenerate": True}})["checked"]
+    assert [b["message"] for b in result["blockers"]] == [
+        "package-lock.json leads outside the repository (a symlink?); not run"]
+    assert outside.read_text() == lock()
