@@ -21,7 +21,7 @@ class RunInputs(TypedDict, total=False):
     task_class: str
     repo: str
     inputs: dict[str, str]
-    options: dict[str, Any]  # no_gather, verify, model (spec string), advisories
+    options: dict[str, Any]  # no_gather, verify, regenerate (+ regenerate_timeout), model (spec string), advisories
     tccm: Record  # the resolved TCCM (model_dump)
     bundle: Record  # the Context Bundle (model_dump), including its rendered text
 

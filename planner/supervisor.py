@@ -11,7 +11,7 @@ from langgraph.types import Send
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view
-from planner.chain.work import ItemResult
+from planner.chain.work import Blocker, ItemResult
 from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.patchcheck import gated_files
@@ -120,12 +120,38 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
         try:
             apply_edits(reader(state["repo"]), [*accepted, *edits])
         except EditError as exc:
-            result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
-            result.report += f"\n**Not applied**: {result.error}\n"
-            continue
+            edits = _unregenerated(state, result, accepted)
+            if edits is None:
+                result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
+                result.report += f"\n**Not applied**: {result.error}\n"
+                continue
         accepted += edits
     # only what `git apply --check` accepts is reported; an item whose file's diff it refuses fails
     return unified_diff(gated_files(state["repo"], results, PATCHED)) if accepted else ""
+
+
+def _unregenerated(state: RunState, result: ItemResult, accepted: list[Edit]) -> list[Edit] | None:
+    """Two items that each regenerated the same lockfile (in their own copy) clash on it. The later one
+    keeps only its plan's own edits and names the command to run again on the patched tree; None when
+    it regenerated nothing or its own edits clash too."""
+    data = (result.plan or {}).get("data") or {}
+    rows = [r for r in data.get("regeneration") or [] if r.get("status") in ("regenerated", "still_locked")]
+    if not rows:
+        return None
+    edits = [Edit.model_validate(e) for e in (result.plan or {}).get("edits", [])]
+    try:
+        apply_edits(reader(state["repo"]), [*accepted, *edits])
+    except EditError:
+        return None
+    result.status, result.edits = "needs_regeneration", [e.model_dump() for e in edits]
+    result.blockers += [Blocker(kind="regenerate", file=r["file"], fix=r["fix"],
+                                message="another item's regeneration of this file is already in the patch; run "
+                                        "the command again on the patched tree to include this upgrade")
+                        for r in rows]
+    result.report += ("\n**Lockfiles not included**: " + ", ".join(f"`{r['file']}`" for r in rows)
+                      + " were regenerated for another item too; run " + "; ".join(f"`{r['fix']}`" for r in rows)
+                      + " on the patched tree.\n")
+    return edits
 
 
 def _status(state: RunState, results: list[ItemResult], patch: str) -> str:

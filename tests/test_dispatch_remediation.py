@@ -38,11 +38,16 @@ def advisories(tmp_path: Path) -> Path:
     return root
 
 
-def _run(repo: Path, advisories: Path, **inputs: str) -> dict:
+def _run(repo: Path, advisories: Path, status: str = "succeeded", **inputs: str) -> dict:
     state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, inputs,
                      {"advisories": str(advisories)})
-    assert state["status"] == "succeeded", (state.get("error"), state.get("outcomes"))
+    assert state["status"] == status, (state.get("error"), state.get("outcomes"))
     return state
+
+
+def _fixes(state: dict) -> list[tuple[str, str | None]]:
+    """The regenerate blockers of every item: (file, the exact command)."""
+    return [(b["file"], b["fix"]) for r in state["outcomes"] for b in r["blockers"] if b["kind"] == "regenerate"]
 
 
 def test_requirements_stays_in_release_line(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
@@ -84,7 +89,8 @@ def test_poetry_pyproject_and_lockfile_note(home: Path, make_repo: Callable[...,
             files = [{file = "requests-2.30.0.tar.gz", hash = "sha256:abc"}]
         """),
     })
-    state = _run(repo, advisories, package="requests")
+    state = _run(repo, advisories, "needs_regeneration", package="requests")  # never a silent success
+    assert _fixes(state) == [("poetry.lock", "poetry update --lock requests")]
     assert '-requests = "^2.30.0"\n+requests = "^2.31.0"\n' in state["patch"]
     assert "diff --git a/poetry.lock" not in state["patch"]
     assert "poetry.lock` must be regenerated" in state["report"] and "poetry update --lock requests" in state["report"]
@@ -98,7 +104,8 @@ def test_package_json_with_lockfile(home: Path, make_repo: Callable[..., Path], 
                                                  "integrity": "sha512-x"}}}
     repo = make_repo({"package.json": package_json, "package-lock.json": json.dumps(lock, indent=2) + "\n",
                       "src/index.js": "const _ = require('lodash');\n_.pick({}, ['a']);\n"})
-    state = _run(repo, advisories)
+    state = _run(repo, advisories, "needs_regeneration")
+    assert _fixes(state) == [("package-lock.json", "npm install --package-lock-only")]
     assert '-    "lodash": "^4.17.20"\n+    "lodash": "^4.17.21"\n' in state["patch"]
     assert "package-lock.json" in state["report"] and "must be regenerated" in state["report"]
     assert "diff --git a/package-lock.json" not in state["patch"]
@@ -109,7 +116,8 @@ def test_go_mod(home: Path, make_repo: Callable[..., Path], advisories: Path) ->
     repo = make_repo({"go.mod": "module example.com/svc\n\ngo 1.22\n\nrequire (\n"
                                 "\tgolang.org/x/text v0.3.7 // indirect\n\tgithub.com/pkg/errors v0.9.1\n)\n",
                       "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }\n'})
-    state = _run(repo, advisories)
+    state = _run(repo, advisories, "needs_regeneration")
+    assert _fixes(state) == [("go.sum", "go get golang.org/x/text@v0.3.8 && go mod tidy")]
     assert "-\tgolang.org/x/text v0.3.7 // indirect\n+\tgolang.org/x/text v0.3.8 // indirect\n" in state["patch"]
 
 

@@ -1,11 +1,13 @@
-"""Declared and locked dependencies from pip, pyproject, Poetry, uv, npm and Go files.
+"""Declared and locked dependencies from pip, pyproject, Poetry, uv, npm, Yarn, pnpm and Go files.
 
 Requirement files are found by name (`*requirements*.txt|.in`,
 `requirements/*.txt|.in`, `*constraints*.txt|.in`), not every `*.in` file:
 MANIFEST.in and autoconf templates are not requirement files. Files they
 include with -r/-c are read wherever they are, and folded into the
 fingerprint. A lockfile's direct set comes from the manifest in the same
-directory (pyproject.toml, package.json).
+directory (pyproject.toml, package.json); a yarn.lock's from every
+package.json it serves (its directory and the workspaces below it that have
+no yarn.lock of their own); a pnpm-lock.yaml names its importers itself.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from repocontext.deps.common import Issue, Parsed, declared, group_by_name
 from repocontext.deps.gomod import gosum_versions, parse_gomod
 from repocontext.deps.npm import parse_package_json
 from repocontext.deps.npm_lock import parse_package_lock
+from repocontext.deps.pnpm_lock import parse_pnpm_lock
 from repocontext.deps.poetry_lock import parse_poetry_lock
 from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
 from repocontext.deps.uv_lock import parse_uv_lock
+from repocontext.deps.yarn_lock import parse_yarn_lock
+from repocontext.model import Dependency
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
@@ -30,12 +35,13 @@ REQUIREMENTS_GLOBS: tuple[str, ...] = (
 )
 MANIFEST_GLOBS: tuple[str, ...] = (
     "**/pyproject.toml", "**/poetry.lock", "**/uv.lock", "**/package.json", "**/package-lock.json",
-    "**/npm-shrinkwrap.json", "**/go.mod", "**/go.sum",
+    "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml", "**/go.mod", "**/go.sum",
 )
+
 
 class DependenciesProbe(Probe):
     name = "dependencies"
-    version = "1"
+    version = "2"  # 2: yarn.lock (Yarn 1 and Berry) and pnpm-lock.yaml records
     applies_to_tasks = ("vulnerability-remediation",)
     inputs = REQUIREMENTS_GLOBS + MANIFEST_GLOBS
     produces = ("dependencies",)
@@ -65,7 +71,19 @@ class DependenciesProbe(Probe):
             for path in sorted(by_name.get(lock, [])):
                 text = texts[path]
                 if text is not None:
-                    result.extend(parser(path, text, manifests.get(_directory(path))))
+                    found = manifests.get(_directory(path))
+                    result.extend(parser(path, text, declared(found) if found is not None else None))
+        yarn_dirs = {_directory(p) for p in by_name.get("yarn.lock", [])}
+        for path in sorted(by_name.get("yarn.lock", [])):
+            text = texts[path]
+            if text is not None:
+                served = [d for folder, deps in node.items() if _nearest(folder, yarn_dirs) == _directory(path)
+                          for d in deps]
+                result.extend(parse_yarn_lock(path, text, served))
+        for path in sorted(by_name.get("pnpm-lock.yaml", [])):
+            text = texts[path]
+            if text is not None:
+                result.extend(parse_pnpm_lock(path, text))
         sums = {_directory(p): texts[p] for p in by_name.get("go.sum", [])}
         for path in sorted(by_name.get("go.mod", [])):
             text = texts[path]
@@ -92,21 +110,30 @@ class DependenciesProbe(Probe):
 
     @staticmethod
     def _manifests(paths: list[str], texts: dict[str, str | None], result: Parsed,
-                   parser: Callable[[str, str], Parsed]) -> dict[str, dict[str, bool]]:
-        """Parse each manifest; return directory → its declared names (for the lockfile beside it)."""
-        names: dict[str, dict[str, bool]] = {}
+                   parser: Callable[[str, str], Parsed]) -> dict[str, list[Dependency]]:
+        """Parse each manifest; return directory → its declarations (for the lockfile beside it)."""
+        found: dict[str, list[Dependency]] = {}
         for path in sorted(paths):
             text = texts[path]
             if text is None:
                 continue
             parsed = parser(path, text)
             result.extend(parsed)
-            names[_directory(path)] = declared(parsed.deps)
-        return names
+            found[_directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
+        return found
 
 
 def _directory(path: str) -> str:
     return str(PurePosixPath(path).parent)
+
+
+def _nearest(folder: str, candidates: set[str]) -> str | None:
+    """The closest of `candidates` at or above `folder` (a workspace's lockfile is at its root)."""
+    current = PurePosixPath(folder)
+    for step in (current, *current.parents):
+        if str(step) in candidates:
+            return str(step)
+    return None
 
 
 def _sibling(path: str, name: str) -> str:
