@@ -31,14 +31,26 @@ class Issue:
     level: Level = "warning"
 
 
+@dataclass(frozen=True)
+class Include:
+    """A pip `-r` / `-c` include: `target` is the repo-relative path it names (resolved against `file`)."""
+
+    file: str
+    line: int | None
+    kind: Literal["r", "c"]
+    target: str
+
+
 @dataclass
 class Parsed:
     deps: list[Dependency] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)  # requirement files a manifest points pip at
 
     def extend(self, other: Parsed) -> None:
         self.deps.extend(other.deps)
         self.issues.extend(other.issues)
+        self.includes.extend(other.includes)
 
 
 def pypi_name(name: str) -> str:

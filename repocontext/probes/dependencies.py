@@ -35,7 +35,7 @@ MANIFEST_GLOBS: tuple[str, ...] = (
 
 class DependenciesProbe(Probe):
     name = "dependencies"
-    version = "1"
+    version = "2"  # 2: generated_by / hashed / transitive pins of compiled requirement files
     applies_to_tasks = ("vulnerability-remediation",)
     inputs = REQUIREMENTS_GLOBS + MANIFEST_GLOBS
     produces = ("dependencies",)
