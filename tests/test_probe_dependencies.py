@@ -107,7 +107,10 @@ def test_probe_declaration() -> None:
         "dependencies", "2", ("dependencies",), ("vulnerability-remediation",))
     files = [FileRecord(path=p, size=1, sha="x") for p in (
         "a/requirements-dev.txt", "requirements/prod.in", "ci/upper-constraints.txt", "MANIFEST.in", "x/go.sum",
-        "npm-shrinkwrap.json", "notes.txt", "src/config.h.in")]
+        "npm-shrinkwrap.json", "notes.txt", "src/config.h.in", "base-requirements.txt", "requirements/envs/ci.txt",
+        "setup.cfg", "pkg/setup.py", "Pipfile", "Pipfile.lock", "tox.ini", "conda/environment-dev.yml",
+        "docs/requirements.md")]
     matched = [f.path for f in ProbeContext(root=Path("."), files=files).matching(probe.inputs)]
     assert matched == ["a/requirements-dev.txt", "requirements/prod.in", "ci/upper-constraints.txt", "x/go.sum",
-                       "npm-shrinkwrap.json"]
+                       "npm-shrinkwrap.json", "base-requirements.txt", "requirements/envs/ci.txt", "setup.cfg",
+                       "pkg/setup.py", "Pipfile", "Pipfile.lock", "tox.ini", "conda/environment-dev.yml"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -172,8 +173,9 @@ def _mark_compiled(deps: list[Dependency], text: str) -> None:
         mark_transitive(deps, via_annotations(text))
 
 
-def parse_requirements(roots: list[str], read: Reader) -> Parsed:
-    """All requirement files reachable from `roots` (the files found by name), each parsed once."""
+def parse_requirements(roots: list[str], read: Reader, constraint_roots: Collection[str] = ()) -> Parsed:
+    """All requirement files reachable from `roots` (the files found by name, and those other manifests point
+    at), each parsed once. `constraint_roots` (also in `roots`) are files other manifests name with -c."""
     files: dict[str, _File | None] = {}
     pending = sorted(set(roots))
     missing: list[Issue] = []
@@ -199,7 +201,7 @@ def parse_requirements(roots: list[str], read: Reader) -> Parsed:
                                      include.line))
     result.issues.extend(missing)
     result.issues.extend(_cycles(sorted(roots), files))
-    roles = _roles(sorted(roots), files)
+    roles = _roles(sorted(roots), files, set(constraint_roots))
     for path, parsed in sorted(files.items()):
         if parsed is None:
             continue
@@ -211,11 +213,12 @@ def parse_requirements(roots: list[str], read: Reader) -> Parsed:
     return result
 
 
-def _roles(roots: list[str], files: dict[str, _File | None]) -> dict[str, str]:
+def _roles(roots: list[str], files: dict[str, _File | None], constraint_roots: set[str]) -> dict[str, str]:
     """"manifest" for files reached from a requirements root through -r only, else "constraint"."""
     roles: dict[str, str] = {}
     for wanted in ("manifest", "constraint"):
-        queue = [r for r in roots if wanted == "constraint" or not is_constraints_name(r)]
+        queue = [r for r in roots
+                 if wanted == "constraint" or not (is_constraints_name(r) or r in constraint_roots)]
         seen: set[str] = set()
         while queue:
             path = queue.pop(0)
