@@ -111,6 +111,8 @@ def test_setup_py_literals_only() -> None:
 
 
 def test_setup_py_that_does_not_parse() -> None:
+    warned = parse_setup_py("setup.py", 'PATTERN = "\\d+"\nsetup(install_requires=["six"])\n')
+    assert [d.name for d in warned.deps] == ["six"] and warned.issues == []  # a warning is not a syntax error
     parsed = parse_setup_py("setup.py", "print 'python 2'\n")
     assert parsed.deps == [] and [(i.line, i.level) for i in parsed.issues] == [(1, "warning")]
     assert parsed.issues[0].message.startswith("setup.py is not valid Python 3")

@@ -10,6 +10,7 @@ its requirements are unknown without running the file.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 
 from repocontext.deps.common import Issue, Parsed, is_dev_name, pep508
@@ -23,7 +24,9 @@ Strings = list[tuple[str, int]]  # (requirement, 1-based line)
 
 def parse_setup_py(path: str, text: str) -> Parsed:
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like are the repo's business
+            warnings.simplefilter("ignore")  # (DeprecationWarning before Python 3.12)
+            tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError) as exc:
         line = exc.lineno if isinstance(exc, SyntaxError) else None
         return Parsed(issues=[Issue(f"setup.py is not valid Python 3, its requirements are not read: {exc}",
