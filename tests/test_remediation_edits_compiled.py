@@ -71,6 +71,9 @@ def test_already_fixed_hashed_pin_needs_nothing(make_repo: Callable[..., Path]) 
     repo = make_repo({"requirements/base.txt": HASHED})
     plan, after = plan_for(repo, "PyPI", "django", "4.2.5")
     assert after == {} and plan.regenerate == [] and plan.skipped == []
+    plan, after = plan_for(repo, "PyPI", "sqlparse", "0.4.3")  # a transitive pin already there: nothing to say
+    assert after == {} and plan.regenerate == [] and plan.notes == [
+        "requirements/base.txt:10: `sqlparse==0.4.3`: `==0.4.3` already excludes every version below 0.4.3; no edit"]
 
 
 def test_record_fields_suffice_when_the_line_is_not_in_the_text() -> None:

@@ -44,7 +44,7 @@ _HASH_OPTION = re.compile(r"(?:^|\s)--hash[=\s]")
 _INLINE_COMMENT = re.compile(r"(?:^|\s)#.*$")  # pip's comment rule: `#` at the start or after whitespace
 _VIA = re.compile(r"#\s*via\b(.*)$")
 _VIA_ITEM = re.compile(r"^\s*#\s{2,}(\S.*?)\s*$")  # `#   requests` below a bare `# via`
-_PROJECT_SOURCE = re.compile(r"\((?:pyproject\.toml|setup\.py|setup\.cfg)\)\s*$")
+_PROJECT_SOURCE = re.compile(r"\((?:pyproject\.toml|setup\.py|setup\.cfg)(?::[^)]*)?\)\s*$")  # `proj (pyproject.toml)`
 _HEADER_LINES = 20
 
 
