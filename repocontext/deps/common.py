@@ -52,6 +52,15 @@ class Parsed:
         self.issues.extend(other.issues)
         self.includes.extend(other.includes)
 
+    def add(self, found: Dependency | Issue | Include | None) -> None:
+        """File one line's result where it belongs; None is a line that declares nothing (an option)."""
+        if isinstance(found, Dependency):
+            self.deps.append(found)
+        elif isinstance(found, Include):
+            self.includes.append(found)
+        elif found is not None:
+            self.issues.append(found)
+
 
 def pypi_name(name: str) -> str:
     """PEP 503 normalisation: lower case, runs of -_. become one -."""

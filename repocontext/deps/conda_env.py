@@ -13,9 +13,8 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from repocontext.deps.common import Include, Issue, Parsed, is_dev_name
+from repocontext.deps.common import Issue, Parsed, is_dev_name
 from repocontext.deps.requirements import parse_line
-from repocontext.model import Dependency
 
 SECTION = "dependencies.pip"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -34,13 +33,7 @@ def parse_conda_env(path: str, text: str) -> Parsed:
         if not isinstance(item, yaml.ScalarNode) or not str(item.value).strip():
             result.issues.append(Issue("pip: item is not a requirement string", path, item.start_mark.line + 1))
             continue
-        found = parse_line(path, item.start_mark.line + 1, str(item.value).strip(), dev, SECTION)
-        if isinstance(found, Include):
-            result.includes.append(found)
-        elif isinstance(found, Dependency):
-            result.deps.append(found)
-        elif found is not None:
-            result.issues.append(found)
+        result.add(parse_line(path, item.start_mark.line + 1, str(item.value).strip(), dev, SECTION))
     return result
 
 

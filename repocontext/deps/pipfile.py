@@ -45,8 +45,7 @@ def parse_pipfile(path: str, text: str) -> Parsed:
             continue
         for name, spec in sorted(packages.items()):
             line = lines.find((category,), (name,)) or _table_line(lines, (category, name))
-            found = _pipfile_dep(path, line, category, name, spec)
-            (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+            result.add(_pipfile_dep(path, line, category, name, spec))
     return result
 
 

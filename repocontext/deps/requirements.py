@@ -15,7 +15,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
@@ -57,13 +56,6 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
         if joined and start is not None:
             out.append((start, joined))
     return out
-
-
-@dataclass
-class _File:
-    deps: list[Dependency] = field(default_factory=list)
-    includes: list[Include] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
 
 
 def _direct_reference(path: str, line: int, value: str, dev: bool, section: str | None = None) -> Dependency | Issue:
@@ -146,18 +138,12 @@ def parse_line(path: str, line: int, content: str, dev: bool,
     return pep508(path, line, _PER_REQ_OPTION.split(content, maxsplit=1)[0], dev, section)  # drop --hash=…
 
 
-def parse_file(path: str, text: str) -> _File:
+def parse_file(path: str, text: str) -> Parsed:
     """One requirements file, without following its includes."""
-    result = _File()
+    result = Parsed()
     dev = is_dev_name(PurePosixPath(path).name.split(".")[0])
     for line, content in logical_lines(text):
-        found = parse_line(path, line, content, dev)
-        if isinstance(found, Include):
-            result.includes.append(found)
-        elif isinstance(found, Dependency):
-            result.deps.append(found)
-        elif found is not None:
-            result.issues.append(found)
+        result.add(parse_line(path, line, content, dev))
     _mark_compiled(result.deps, text)
     return result
 
@@ -176,7 +162,7 @@ def _mark_compiled(deps: list[Dependency], text: str) -> None:
 def parse_requirements(roots: list[str], read: Reader, constraint_roots: Collection[str] = ()) -> Parsed:
     """All requirement files reachable from `roots` (the files found by name, and those other manifests point
     at), each parsed once. `constraint_roots` (also in `roots`) are files other manifests name with -c."""
-    files: dict[str, _File | None] = {}
+    files: dict[str, Parsed | None] = {}
     pending = sorted(set(roots))
     missing: list[Issue] = []
     while pending:
@@ -213,7 +199,7 @@ def parse_requirements(roots: list[str], read: Reader, constraint_roots: Collect
     return result
 
 
-def _roles(roots: list[str], files: dict[str, _File | None], constraint_roots: set[str]) -> dict[str, str]:
+def _roles(roots: list[str], files: dict[str, Parsed | None], constraint_roots: set[str]) -> dict[str, str]:
     """"manifest" for files reached from a requirements root through -r only, else "constraint"."""
     roles: dict[str, str] = {}
     for wanted in ("manifest", "constraint"):
@@ -233,7 +219,7 @@ def _roles(roots: list[str], files: dict[str, _File | None], constraint_roots: s
     return roles
 
 
-def _cycles(roots: list[str], files: dict[str, _File | None]) -> list[Issue]:
+def _cycles(roots: list[str], files: dict[str, Parsed | None]) -> list[Issue]:
     """One diagnostic per include that closes a cycle, found by depth-first search from each root."""
     issues: list[Issue] = []
     done: set[str] = set()

@@ -12,7 +12,6 @@ from __future__ import annotations
 from repocontext.deps.common import Include, Issue, Parsed, is_dev_name, pep508
 from repocontext.deps.ini_lines import IniValue, ini_values
 from repocontext.deps.requirements import resolve_include
-from repocontext.model import Dependency
 
 _OPTIONS = {"install_requires": False, "tests_require": True}
 
@@ -35,8 +34,7 @@ def _requirements(result: Parsed, path: str, value: IniValue, section: str, dev:
     if len(items) == 1 and ";" in items[0][1]:  # a one-line list is `;`-separated (setuptools' list-semi)
         items = [(items[0][0], part.strip()) for part in items[0][1].split(";") if part.strip()]
     for line, requirement in items:
-        found = pep508(path, line, requirement, dev, section)
-        (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+        result.add(pep508(path, line, requirement, dev, section))
 
 
 def _files(result: Parsed, path: str, line: int, targets: str) -> None:

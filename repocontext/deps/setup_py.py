@@ -14,7 +14,6 @@ import warnings
 from collections.abc import Iterator
 
 from repocontext.deps.common import Issue, Parsed, is_dev_name, pep508
-from repocontext.model import Dependency
 
 _LISTS = {"install_requires": False, "tests_require": True}
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "remove", "clear"})
@@ -74,8 +73,7 @@ def _record(result: Parsed, path: str, section: str, node: ast.expr, literals: d
         result.issues.append(_not_literal(path, what, node))
         return
     for requirement, line in strings:
-        found = pep508(path, line, requirement, dev, section)
-        (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+        result.add(pep508(path, line, requirement, dev, section))
 
 
 def _not_literal(path: str, what: str, node: ast.expr) -> Issue:

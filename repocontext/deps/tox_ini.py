@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-from repocontext.deps.common import Include, Issue, Parsed
+from repocontext.deps.common import Issue, Parsed
 from repocontext.deps.ini_lines import ini_values
 from repocontext.deps.requirements import parse_line
-from repocontext.model import Dependency
 
 _FACTORS = re.compile(r"^[\w{}.!,-]+:(?!//)\s*")  # `py38,py39: `, `!lint: `; not a `scheme://` URL
 _TOXINIDIR = re.compile(r"\{toxinidir\}/")
@@ -37,11 +36,5 @@ def parse_tox_ini(path: str, text: str) -> Parsed:
             if "{" in content:
                 result.issues.append(Issue(f"tox substitution not expanded: {raw}", path, line, "info"))
                 continue
-            found = parse_line(path, line, content, True, section)
-            if isinstance(found, Include):
-                result.includes.append(found)
-            elif isinstance(found, Dependency):
-                result.deps.append(found)
-            elif found is not None:
-                result.issues.append(found)
+            result.add(parse_line(path, line, content, True, section))
     return result
