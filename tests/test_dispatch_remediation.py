@@ -151,3 +151,16 @@ def test_cli_json_verify_and_apply(home: Path, make_repo: Callable[..., Path], a
     assert git(repo, "show", f"{branch}:requirements.txt") == "requests==2.31.0\n"
     assert (repo / "requirements.txt").read_text() == "requests==2.30.0\n"  # work tree untouched
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+
+
+def test_requirements_split_like_pythondotorg(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
+    repo = make_repo({
+        "base-requirements.txt": 'Django[argon2]==3.2.19 ; python_version >= "3.6"\nPillow==10.4.0  # images\n',
+        "prod-requirements.txt": "gunicorn==22.0.0\n",
+        "dev-requirements.txt": "-r base-requirements.txt\n\nfactory-boy==3.2.1\n",
+        "requirements.txt": "-r base-requirements.txt\n-r prod-requirements.txt\n",
+    })
+    state = _run(repo, advisories, package="django")
+    assert ('-Django[argon2]==3.2.19 ; python_version >= "3.6"\n'
+            '+Django[argon2]==3.2.20 ; python_version >= "3.6"\n') in state["patch"]
+    assert "diff --git a/requirements.txt" not in state["patch"]
