@@ -65,3 +65,12 @@ def test_over_budget_is_judged_per_item_with_exit_3(home: Path, make_repo: Calla
     [big] = [i for i in out["items"] if i["id"] == "big/Dockerfile"]
     assert big["blockers"][0]["kind"] == "over-budget" and "must_read" in big["blockers"][0]["message"]
     assert "+FROM cgr.dev/chainguard/python" in out["patch"] and "big/Dockerfile" not in out["patch"]
+
+
+def test_a_compose_file_concerns_only_the_dockerfiles_below_it(home: Path, make_repo: Callable[..., Path]) -> None:
+    compose = "services:\n  web:\n    build: ./app\n    command: sh -c 'python -m app'\n"
+    repo = make_repo({"one/compose.yaml": compose, "one/app/Dockerfile": SMALL, "two/app/Dockerfile": SMALL})
+    state = dispatch(Settings.from_env(), "distroless-migration", repo, {}, {})
+    data = {o["item"]["id"]: o["item"]["data"] for o in state["outcomes"]}
+    assert [e["file"] for e in data["one/app/Dockerfile"]["deployment_evidence"]] == ["one/compose.yaml"]
+    assert data["two/app/Dockerfile"]["deployment_evidence"] == []

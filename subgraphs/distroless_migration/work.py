@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,15 +34,23 @@ def _item(path: str, evidence: list[dict[str, Any]] | None = None) -> WorkItem:
     return WorkItem(id=path, title=f"Migrate {path}", data=data, inputs={"dockerfile": path})
 
 
+def concerns(manifest: str, dockerfile: str) -> bool:
+    """A compose or Kubernetes file is taken to concern the Dockerfiles at or below its own directory (a
+    sample app's compose.yaml builds its app/Dockerfile; a root one may override any image)."""
+    folder = posixpath.dirname(manifest)
+    return not folder or dockerfile.startswith(folder + "/")
+
+
 def list_work(context: Mapping[str, Any], inputs: Mapping[str, str]) -> list[WorkItem]:
     """One item per Dockerfile the gather parsed (narrowed by the dockerfile input). Each carries the
-    deployment evidence (compose/Kubernetes command overrides) whole, from the RepoContext."""
+    deployment evidence (compose/Kubernetes command overrides) that concerns it, whole, from the RepoContext."""
     containers = context.get("containers") or {}
     paths = sorted({str(d["path"]) for d in containers.get("dockerfiles", [])})
     evidence = [plain(e) for e in containers.get("shell_evidence", [])
                 if str(e.get("kind", "")).startswith("deployment-")]
     wanted = inputs.get("dockerfile")
-    return [_item(path, evidence) for path in paths if not wanted or path == wanted.removeprefix("./")]
+    return [_item(path, [e for e in evidence if concerns(e["file"], path)]) for path in paths
+            if not wanted or path == wanted.removeprefix("./")]
 
 
 def nothing_listed(context: Mapping[str, Any], inputs: Mapping[str, str]) -> str:
