@@ -33,7 +33,9 @@ class Settings:
         env = os.environ
         return cls(
             home=Path(env.get("PLANNER_HOME") or ".planner").expanduser(),
-            task_class_dirs=[BUILTIN_TASK_CLASS_DIR, *_paths(env.get("PLANNER_TASK_CLASS_PATH"))],
+            # precedence: the first directory defining a task class wins, so PLANNER_TASK_CLASS_PATH overrides
+            # the built-in classes (and its earlier entries its later ones, as with $PATH)
+            task_class_dirs=[*_paths(env.get("PLANNER_TASK_CLASS_PATH")), BUILTIN_TASK_CLASS_DIR],
             advisories=_paths(env.get("PLANNER_ADVISORIES")),
             redis_url=env.get("PLANNER_REDIS_URL") or None,
             model=env.get("PLANNER_MODEL") or None,

@@ -56,6 +56,8 @@ def compose_report(state: RunState) -> str:
     lines = [f"# {state['task_class']}{title}", ""]
     if state.get("error"):
         lines += [f"**Error:** {state['error']}", ""]
+    if state.get("note") and not outcomes:
+        lines += [f"Nothing to do: {state['note']}.", ""]
     lines += [r.report for r in outcomes]
     check = state.get("verification")
     if check:

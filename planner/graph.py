@@ -1,10 +1,14 @@
 """The supervisor graph.
 
-    load_tccm → ensure_repocontext → build_bundle → split ─Send per item─▶ work → join → verify → finalize
+    load_tccm → ensure_repocontext → list_work → build_bundle → split ─Send per item─▶ work → join → verify → finalize
+
+`list_work` lists the items from the RepoContext when the task class can (then the run-level bundle leaves
+what each item needs to the item's own bundle); otherwise `split` makes them from the run-level bundle.
 
 `work` is itself a graph, one branch per work item (fanned out with Send):
 
-    scope_bundle → recipe_match ─(plan)──────────────▶ execute
+    scope_bundle ─(over budget)──────────────────────▶ execute
+        └▶ recipe_match ─(plan)──────────────────────▶ execute
         └─(none)▶ solved_example_rag ─(plan)─────────▶ execute
                       └─(none)▶ llm_fallback ────────▶ execute
 
@@ -22,16 +26,20 @@ from planner import finalize, supervisor
 from planner.chain import stages
 from planner.context import RunContext
 from planner.state import RunState, TaskState, WorkOutput, WorkState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 
 
 def _has_plan(next_stage: str) -> Any:
     return lambda state: "execute" if state.get("plan") else next_stage
 
 
+def _over_budget(state: WorkState) -> str:
+    return "execute" if state.get("pending") == "over_budget" else "recipe_match"
+
+
 def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     """Hand the item to its task class's compiled subgraph."""
-    graph = resolve(state["task_class"], state["tccm"].get("subgraph")).graph()
+    graph = for_tccm(state["tccm"]).graph()
     # Accumulated lists stay out of the input, so the subgraph's output holds only what it adds.
     fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls", "bundles")}
     output = graph.invoke(fresh, context=runtime.context)
@@ -46,7 +54,7 @@ def build_work_graph() -> Any:
     graph.add_node("llm_fallback", stages.llm_fallback)
     graph.add_node("execute", execute)
     graph.add_edge(START, "scope_bundle")
-    graph.add_edge("scope_bundle", "recipe_match")
+    graph.add_conditional_edges("scope_bundle", _over_budget, ["execute", "recipe_match"])
     graph.add_conditional_edges("recipe_match", _has_plan("solved_example_rag"), ["execute", "solved_example_rag"])
     graph.add_conditional_edges("solved_example_rag", _has_plan("llm_fallback"), ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")
@@ -58,6 +66,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("load_tccm", supervisor.load_tccm)
     graph.add_node("ensure_repocontext", supervisor.ensure_repocontext)
+    graph.add_node("list_work", supervisor.list_work)
     graph.add_node("build_bundle", supervisor.build_bundle)
     graph.add_node("split", supervisor.split)
     graph.add_node("work", build_work_graph())
@@ -66,7 +75,8 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph.add_node("finalize", finalize.finalize)
     graph.add_edge(START, "load_tccm")
     graph.add_edge("load_tccm", "ensure_repocontext")
-    graph.add_edge("ensure_repocontext", "build_bundle")
+    graph.add_edge("ensure_repocontext", "list_work")
+    graph.add_edge("list_work", "build_bundle")
     graph.add_edge("build_bundle", "split")
     graph.add_conditional_edges("split", supervisor.fan_out, ["work", "join"])
     graph.add_edge("work", "join")

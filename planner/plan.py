@@ -8,11 +8,14 @@ touched by an explicit `--apply`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from planner.diff import unified_diff
+
+__all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
 
 PlanSource = Literal["recipe", "solved_example", "llm"]
 
@@ -52,7 +55,7 @@ class EditError(ValueError):
 
 def _locate(text: str, edit: Edit) -> int:
     if edit.line is not None:
-        lines = text.splitlines(keepends=True)
+        lines = text.splitlines(keepends=True)  # numbered as the parsers that give `line` number them
         offset = sum(len(x) for x in lines[: max(edit.line - 1, 0)])
         found = text.find(edit.old, offset)
         line_end = offset + len(lines[edit.line - 1]) if 0 < edit.line <= len(lines) else offset
@@ -80,18 +83,3 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         at = _locate(current, edit)
         files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])
     return files
-
-
-def unified_diff(files: dict[str, tuple[str, str]]) -> str:
-    """A git-style unified diff over the changed files, sorted by path."""
-    out: list[str] = []
-    for path in sorted(files):
-        before, after = files[path]
-        if before == after:
-            continue
-        out.append(f"diff --git a/{path} b/{path}\n")
-        out.extend(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n\\ No newline at end of file\n"
-    return "".join(out)

@@ -111,13 +111,14 @@ def warm_hot_views(settings: Settings, root: Path) -> str | None:
     return report.error
 
 
-def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str]) -> tuple[Bundle, TCCM,
-                                                                                                 ProvenanceRecord]:
-    """Build the bundle `name` would get for `repo` (hot views first), without recording it."""
+def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str],
+                 per_item: frozenset[str] = frozenset()) -> tuple[Bundle, TCCM, ProvenanceRecord]:
+    """Build the bundle `name` would get for `repo` (hot views first), without recording it. Entries
+    scoped by a `per_item` input are left to each work item's own bundle."""
     tccm = task_class(settings, name)
     root = repo_root(repo)
     try:
-        bundle, view, hot = hot_views.build_bundle(settings, tccm, root, inputs)
+        bundle, view, hot = hot_views.build_bundle(settings, tccm, root, inputs, per_item=per_item)
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
     return bundle, tccm, record_for(bundle, tccm, view, hot_views=hot)

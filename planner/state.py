@@ -21,7 +21,7 @@ class RunInputs(TypedDict, total=False):
     task_class: str
     repo: str
     inputs: dict[str, str]
-    options: dict[str, Any]  # no_gather, verify, model (spec string), advisories
+    options: dict[str, Any]  # no_gather, verify, regenerate (+ regenerate_timeout), model (spec string), advisories
     tccm: Record  # the resolved TCCM (model_dump)
     bundle: Record  # the Context Bundle (model_dump), including its rendered text
 
@@ -39,11 +39,14 @@ class WorkOutput(TypedDict, total=False):
 class RunState(RunInputs, WorkOutput, total=False):
     repocontext: Record  # commit, gathered_at, freshness, mode
     items: list[Record]  # work items (WorkItem.model_dump)
+    per_item: list[str]  # set when the items were listed from the RepoContext: the inputs that scope each one
+    note: str  # why a run has no work item, for the report
     outcomes: list[Record]  # the joined results, in item order, after merging edits
     patch: str
     report: str
     verification: Record
-    status: str  # running | succeeded | no_changes | needs_llm | failed
+    status: str  # running | succeeded | no_changes | needs_regeneration | blocked | needs_llm | over_budget | failed
+    exit_code: int  # for a run that failed before its items: the exit code of the error that stopped it
     error: str
     artifacts: dict[str, str]  # name → path under PLANNER_HOME/runs/<id>/
 
@@ -51,7 +54,8 @@ class RunState(RunInputs, WorkOutput, total=False):
 class WorkState(RunInputs, WorkOutput, total=False):
     item: Record
     plan: Record | None  # Plan.model_dump once a stage produced one
-    pending: str  # why no plan yet (e.g. "needs_llm")
+    pending: str  # why no plan yet (e.g. "needs_llm", "over_budget")
+    error: str  # the error behind `pending` (e.g. the budget error naming the entries and sizes)
     prompt: str  # the exact prompt the LLM stage sent, or would have sent
 
 

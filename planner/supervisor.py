@@ -11,12 +11,13 @@ from langgraph.types import Send
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view
-from planner.chain.work import ItemResult
+from planner.chain.work import Blocker, ItemResult
 from planner.context import RunContext
-from planner.errors import PlannerError
+from planner.errors import BudgetError, ExitCode, PlannerError
+from planner.patchcheck import gated_files
 from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.state import RunInputs, RunState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
 
@@ -26,14 +27,20 @@ SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration
 
 
 def _failed(state: RunState) -> bool:
-    return state.get("status") == "failed"
+    """The run stopped before its work items (an error, or a run-level must_read over budget)."""
+    return state.get("status") in ("failed", "over_budget")
+
+
+def _stop(exc: PlannerError) -> dict[str, Any]:
+    status = "over_budget" if isinstance(exc, BudgetError) else "failed"
+    return {"status": status, "error": exc.message, "exit_code": int(exc.exit_code)}
 
 
 def load_tccm(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     try:
         tccm = service.task_class(runtime.context.settings, state["task_class"])
     except PlannerError as exc:
-        return {"status": "failed", "error": exc.message}
+        return _stop(exc)
     return {"tccm": tccm.model_dump(mode="json"), "status": "running"}
 
 
@@ -51,19 +58,37 @@ def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[st
         try:
             context, _ = service.gather_repo(settings, root, options=options)
         except PlannerError as exc:
-            return {"status": "failed", "error": exc.message}
+            return _stop(exc)
         return {"repocontext": {"gathered": True, "was": freshness, "commit": context.meta.commit}}
     return {"repocontext": {"gathered": False, "was": freshness}}
+
+
+def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """List the work items from the RepoContext before any bundle, when the task class can: a budget cut
+    can then never hide one, and each item's bundle is judged against the budget on its own."""
+    if _failed(state):
+        return {}
+    module = for_tccm(state["tccm"])
+    try:
+        context = RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"]))
+    except StoreError as exc:
+        return {"status": "failed", "error": str(exc), "exit_code": int(ExitCode.ENVIRONMENT)}
+    items = module.list_work(context, state["inputs"]) if context is not None else None
+    if items is None:
+        return {}  # bootstrap, or a task class that splits its run bundle: `split` does it
+    note = module.nothing_listed(context, state["inputs"]) if not items else ""
+    return {"items": [item.model_dump() for item in items], "per_item": list(module.item_inputs), "note": note}
 
 
 def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     if _failed(state):
         return {}
+    per_item = frozenset(state.get("per_item") or ())
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
-                                                 state["inputs"])
+                                                 state["inputs"], per_item=per_item)
     except PlannerError as exc:
-        return {"status": "failed", "error": exc.message}
+        return _stop(exc)
     return {"bundle": bundle.model_dump(mode="json"),
             "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
 
@@ -71,7 +96,9 @@ def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any
 def split(state: RunState) -> dict[str, Any]:
     if _failed(state):
         return {"items": []}
-    module = resolve(state["task_class"], state["tccm"].get("subgraph"))
+    if state.get("per_item") is not None:
+        return {}  # listed from the RepoContext already
+    module = for_tccm(state["tccm"])
     items = module.split(Bundle.model_validate(state["bundle"]), state["inputs"])
     return {"items": [item.model_dump() for item in items]}
 
@@ -93,17 +120,44 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
         try:
             apply_edits(reader(state["repo"]), [*accepted, *edits])
         except EditError as exc:
-            result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
-            result.report += f"\n**Not applied**: {result.error}\n"
-            continue
+            edits = _unregenerated(state, result, accepted)
+            if edits is None:
+                result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
+                result.report += f"\n**Not applied**: {result.error}\n"
+                continue
         accepted += edits
-    return unified_diff(apply_edits(reader(state["repo"]), accepted)) if accepted else ""
+    # only what `git apply --check` accepts is reported; an item whose file's diff it refuses fails
+    return unified_diff(gated_files(state["repo"], results, PATCHED)) if accepted else ""
+
+
+def _unregenerated(state: RunState, result: ItemResult, accepted: list[Edit]) -> list[Edit] | None:
+    """Two items that each regenerated the same lockfile (in their own copy) clash on it. The later one
+    keeps only its plan's own edits and names the command to run again on the patched tree; None when
+    it regenerated nothing or its own edits clash too."""
+    data = (result.plan or {}).get("data") or {}
+    rows = [r for r in data.get("regeneration") or [] if r.get("status") in ("regenerated", "still_locked")]
+    if not rows:
+        return None
+    edits = [Edit.model_validate(e) for e in (result.plan or {}).get("edits", [])]
+    try:
+        apply_edits(reader(state["repo"]), [*accepted, *edits])
+    except EditError:
+        return None
+    result.status, result.edits = "needs_regeneration", [e.model_dump() for e in edits]
+    result.blockers += [Blocker(kind="regenerate", file=r["file"], fix=r["fix"],
+                                message="another item's regeneration of this file is already in the patch; run "
+                                        "the command again on the patched tree to include this upgrade")
+                        for r in rows]
+    result.report += ("\n**Lockfiles not included**: " + ", ".join(f"`{r['file']}`" for r in rows)
+                      + " were regenerated for another item too; run " + "; ".join(f"`{r['fix']}`" for r in rows)
+                      + " on the patched tree.\n")
+    return edits
 
 
 def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
     """The run's status is its worst item's: a run never reads as succeeded while an item is not done."""
     if _failed(state):
-        return "failed"
+        return state["status"]
     statuses = {r.status for r in results}
     worst = next((s for s in SEVERITY if s in statuses), None)
     if worst is not None:

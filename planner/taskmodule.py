@@ -2,8 +2,12 @@
 
 A subgraph module may define:
 - RECIPES: list of Recipe instances for the recipe_match stage;
+- list_work(context, inputs) -> list[WorkItem]: the work items, listed from the
+  RepoContext before any bundle is built (so no budget cut can hide one), with
+  ITEM_INPUTS naming the inputs that scope each item's own bundle, and
+  optionally nothing_listed(context, inputs) -> str saying why a run has none;
 - split_work(bundle, inputs) -> list[WorkItem]: what a dispatch fans out over
-  (default: one item for the whole task);
+  when there is no RepoContext to list from (default: one item for the whole task);
 - build_graph() -> a compiled LangGraph graph over TaskState that executes a
   plan and writes `results` (default: the generic subgraph's).
 """
@@ -11,6 +15,7 @@ A subgraph module may define:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -33,6 +38,19 @@ class TaskModule:
     @property
     def recipes(self) -> list[Recipe]:
         return list(getattr(self.module, "RECIPES", []))
+
+    @property
+    def item_inputs(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "ITEM_INPUTS", ()))
+
+    def list_work(self, context: Mapping[str, Any], inputs: dict[str, str]) -> list[WorkItem] | None:
+        """Items listed from the RepoContext, or None when this task class does not list its work."""
+        lister = getattr(self.module, "list_work", None)
+        return None if lister is None else list(lister(context, inputs))
+
+    def nothing_listed(self, context: Mapping[str, Any], inputs: dict[str, str]) -> str:
+        why = getattr(self.module, "nothing_listed", None)
+        return why(context, inputs) if why else "the RepoContext lists no work item for these inputs"
 
     def split(self, bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
         splitter = getattr(self.module, "split_work", None) or self.generic.split_work
@@ -66,12 +84,22 @@ def _compiled(name: str) -> Any:
     return builder()
 
 
-def resolve(task_class: str, subgraph: str | None) -> TaskModule:
-    """The subgraph module for a task class (explicit TCCM `subgraph`, else by name, else generic)."""
+def resolve(task_class: str, subgraph: str | None, lineage: Sequence[str] = ()) -> TaskModule:
+    """The subgraph module for a task class: the TCCM's explicit `subgraph`, else the module named after
+    the class or, for a class that extends another, after the nearest ancestor that has one; else generic."""
     generic = _import(GENERIC, True)
     assert generic is not None
-    name = module_name(task_class, subgraph)
-    module = _import(name, subgraph is not None)
-    if module is None:
-        return TaskModule(GENERIC, generic, generic)
-    return TaskModule(name, module, generic)
+    if subgraph is not None:
+        name = module_name(task_class, subgraph)
+        return TaskModule(name, _import(name, True), generic)  # type: ignore[arg-type]
+    for candidate in dict.fromkeys((task_class, *lineage)):
+        name = module_name(candidate, None)
+        module = _import(name, False)
+        if module is not None:
+            return TaskModule(name, module, generic)
+    return TaskModule(GENERIC, generic, generic)
+
+
+def for_tccm(tccm: Mapping[str, Any]) -> TaskModule:
+    """The subgraph module of a resolved TCCM (as held in graph state)."""
+    return resolve(tccm["task_class"], tccm.get("subgraph"), tuple(tccm.get("lineage") or ()))

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from planner.diff import to_bytes
 from repocontext.secrets import redact
 
 IGNORED = shutil.ignore_patterns(".git", ".planner", "__pycache__", ".venv", ".tox", ".pytest_cache")
@@ -34,7 +35,7 @@ def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeo
         copy = Path(tmp) / "repo"
         shutil.copytree(repo, copy, symlinks=True, ignore=IGNORED)
         for rel, text in files.items():
-            (copy / rel).write_text(text, encoding="utf-8")
+            (copy / rel).write_bytes(to_bytes(text))  # the exact bytes: no newline or encoding change
         started = time.monotonic()
         try:
             proc = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=timeout, check=False)

@@ -81,6 +81,9 @@ class Manifest(_Model):
     ecosystem: str  # "PyPI" | "npm" | "Go" | ...
     kind: Literal["manifest", "lockfile"]
     format: str  # "requirements.txt", "pyproject.toml", "poetry.lock", ...
+    # The command recorded in the header of a requirements file written by pip-compile or `uv pip compile`
+    # (e.g. "pip-compile --generate-hashes --output-file=requirements.txt requirements.in"); None otherwise.
+    generated_by: str | None = None
 
 
 class Manifests(_Model):
@@ -105,6 +108,12 @@ class Dependency(_Model):
     markers: str | None = None  # PEP 508 environment markers (as normalised by `packaging`)
     source: str | None = None  # non-registry origin: URL, VCS, local path, or a go.mod `replace` target
     checksummed: bool | None = None  # Go only: go.sum holds a hash for name@version; None when not applicable
+    # pip requirements files only: the compile command from the file's pip-compile / `uv pip compile` header
+    # (the file is generated: regenerate it with that command rather than hand-edit it); None otherwise.
+    generated_by: str | None = None
+    # pip requirements files only: True when the file uses --hash options (pip's hash-checking mode, so a pin
+    # cannot be edited without the new release's hashes); None for other formats.
+    hashed: bool | None = None
 
 
 class FixChoice(_Model):
@@ -112,8 +121,7 @@ class FixChoice(_Model):
 
     version: str | None = None  # None: no known fixed version clears every advisory
     same_line: bool = False  # stays in the installed release line (e.g. 3.2.19 → 3.2.20)
-    advisories: list[str] = Field(default_factory=list)  # ids of all advisories affecting the installed version
-    reason: str = ""
+    reason: str = ""  # why this version (the advisories it clears are the package's findings at this version)
 
 
 class Finding(_Model):

@@ -9,23 +9,29 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from planner.bundle.view import read_repo_file
-from planner.chain.work import ItemResult, WorkItem
+from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.context import RunContext
 from planner.plan import EditError, Plan, apply_edits
 from planner.state import TaskState, WorkOutput
 
 
 def reader(repo: str) -> Any:
+    """The text edits apply to: an exact read, so the patch and the patched files keep the file's bytes."""
     root = Path(repo)
-    return lambda rel: read_repo_file(root, rel).text
+    return lambda rel: read_repo_file(root, rel, exact=True).text
 
 
 def pending_result(state: TaskState) -> ItemResult | None:
-    """The result for an item that reached no plan (needs an LLM, or the chain failed)."""
+    """The result for an item that reached no plan (over budget, needs an LLM, or the chain failed)."""
     item = WorkItem.model_validate(state["item"])
     if state.get("plan"):
         return None
     pending = state.get("pending") or "failed"
+    if pending == "over_budget":
+        why = state.get("error") or "the item's must_read does not fit the budget"
+        return ItemResult(item=item, status="over_budget", report=f"### {item.title}\n\n**Over budget:** {why}\n",
+                          error=why, blockers=[Blocker(kind="over-budget", message=why,
+                                                       fix="narrow the TCCM's must_read or raise its budget")])
     status = "needs_llm" if pending == "needs_llm" else "failed"
     why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
            "the exact prompt is saved with the run") if status == "needs_llm" else pending

@@ -156,10 +156,20 @@ def test_binary_files_are_skipped(tmp_path: Path, make_repo: Callable[..., Path]
 def test_truncated_slice_keeps_only_what_the_text_shows(tmp_path: Path, make_repo: Callable[..., Path]) -> None:
     files = {f"pkg/mod{i:03d}.py": f"x = {i}\n" for i in range(300)}
     repo = make_repo(files)
-    bundle = make_bundle(repo, tmp_path / "h", tccm_from(tmp_path, "must_read:\n  - key: files\n" + budget(2000, 400)))
+    tccm = tccm_from(tmp_path, "should_read:\n  - key: files\n" + budget(2000, 400))
+    bundle = make_bundle(repo, tmp_path / "h", tccm)
     entry = bundle.entries[0]
     assert entry.status == "truncated" and entry.tokens <= 400
     shown = bundle.slices[entry.id]
     assert 0 < len(shown) < 300
     assert all(f'"path":"{record["path"]}"' in bundle.text for record in shown)
     assert '"path":"pkg/mod299.py"' not in bundle.text
+
+
+def test_a_must_read_slice_is_never_cut(tmp_path: Path, make_repo: Callable[..., Path]) -> None:
+    """A decision may rest on a must_read slice: one over per_file_max_tokens is a budget error naming it."""
+    files = {f"pkg/mod{i:03d}.py": f"x = {i}\n" for i in range(300)}
+    repo = make_repo(files)
+    with pytest.raises(BudgetError) as caught:
+        make_bundle(repo, tmp_path / "h", tccm_from(tmp_path, "must_read:\n  - key: files\n" + budget(2000, 400)))
+    assert "must_read:0:files needs" in caught.value.message and "per_file_max_tokens 400" in caught.value.message

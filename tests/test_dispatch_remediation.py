@@ -38,11 +38,16 @@ def advisories(tmp_path: Path) -> Path:
     return root
 
 
-def _run(repo: Path, advisories: Path, **inputs: str) -> dict:
+def _run(repo: Path, advisories: Path, status: str = "succeeded", **inputs: str) -> dict:
     state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, inputs,
                      {"advisories": str(advisories)})
-    assert state["status"] == "succeeded", (state.get("error"), state.get("outcomes"))
+    assert state["status"] == status, (state.get("error"), state.get("outcomes"))
     return state
+
+
+def _fixes(state: dict) -> list[tuple[str, str | None]]:
+    """The regenerate blockers of every item: (file, the exact command)."""
+    return [(b["file"], b["fix"]) for r in state["outcomes"] for b in r["blockers"] if b["kind"] == "regenerate"]
 
 
 def test_requirements_stays_in_release_line(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
@@ -58,7 +63,7 @@ def test_requirements_stays_in_release_line(home: Path, make_repo: Callable[...,
     assert "app/views.py:4" in report and "tests/test_views.py" in report
     assert "4.1.10" in report  # the other release line's fix is named, and not chosen
     record = ProvenanceStore(Settings.from_env().home).get(state["run_id"])
-    assert [(s.stage, s.outcome) for s in record.stages] == [("scope_bundle", "rebuilt"), ("recipe_match", "matched")]
+    assert [(s.stage, s.outcome) for s in record.stages] == [("scope_bundle", "built"), ("recipe_match", "matched")]
     assert [(b["item"], b["inputs"]) for b in record.item_bundles] == [
         ("PyPI:django", {"advisory": "CVE-2023-0001", "package": "django"})]
 
@@ -84,7 +89,8 @@ def test_poetry_pyproject_and_lockfile_note(home: Path, make_repo: Callable[...,
             files = [{file = "requests-2.30.0.tar.gz", hash = "sha256:abc"}]
         """),
     })
-    state = _run(repo, advisories, package="requests")
+    state = _run(repo, advisories, "needs_regeneration", package="requests")  # never a silent success
+    assert _fixes(state) == [("poetry.lock", "poetry update --lock requests")]
     assert '-requests = "^2.30.0"\n+requests = "^2.31.0"\n' in state["patch"]
     assert "diff --git a/poetry.lock" not in state["patch"]
     assert "poetry.lock` must be regenerated" in state["report"] and "poetry update --lock requests" in state["report"]
@@ -98,7 +104,8 @@ def test_package_json_with_lockfile(home: Path, make_repo: Callable[..., Path], 
                                                  "integrity": "sha512-x"}}}
     repo = make_repo({"package.json": package_json, "package-lock.json": json.dumps(lock, indent=2) + "\n",
                       "src/index.js": "const _ = require('lodash');\n_.pick({}, ['a']);\n"})
-    state = _run(repo, advisories)
+    state = _run(repo, advisories, "needs_regeneration")
+    assert _fixes(state) == [("package-lock.json", "npm install --package-lock-only")]
     assert '-    "lodash": "^4.17.20"\n+    "lodash": "^4.17.21"\n' in state["patch"]
     assert "package-lock.json" in state["report"] and "must be regenerated" in state["report"]
     assert "diff --git a/package-lock.json" not in state["patch"]
@@ -109,7 +116,8 @@ def test_go_mod(home: Path, make_repo: Callable[..., Path], advisories: Path) ->
     repo = make_repo({"go.mod": "module example.com/svc\n\ngo 1.22\n\nrequire (\n"
                                 "\tgolang.org/x/text v0.3.7 // indirect\n\tgithub.com/pkg/errors v0.9.1\n)\n",
                       "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }\n'})
-    state = _run(repo, advisories)
+    state = _run(repo, advisories, "needs_regeneration")
+    assert _fixes(state) == [("go.sum", "go get golang.org/x/text@v0.3.8 && go mod tidy")]
     assert "-\tgolang.org/x/text v0.3.7 // indirect\n+\tgolang.org/x/text v0.3.8 // indirect\n" in state["patch"]
 
 
@@ -143,3 +151,16 @@ def test_cli_json_verify_and_apply(home: Path, make_repo: Callable[..., Path], a
     assert git(repo, "show", f"{branch}:requirements.txt") == "requests==2.31.0\n"
     assert (repo / "requirements.txt").read_text() == "requests==2.30.0\n"  # work tree untouched
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+
+
+def test_requirements_split_like_pythondotorg(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
+    repo = make_repo({
+        "base-requirements.txt": 'Django[argon2]==3.2.19 ; python_version >= "3.6"\nPillow==10.4.0  # images\n',
+        "prod-requirements.txt": "gunicorn==22.0.0\n",
+        "dev-requirements.txt": "-r base-requirements.txt\n\nfactory-boy==3.2.1\n",
+        "requirements.txt": "-r base-requirements.txt\n-r prod-requirements.txt\n",
+    })
+    state = _run(repo, advisories, package="django")
+    assert ('-Django[argon2]==3.2.19 ; python_version >= "3.6"\n'
+            '+Django[argon2]==3.2.20 ; python_version >= "3.6"\n') in state["patch"]
+    assert "diff --git a/requirements.txt" not in state["patch"]

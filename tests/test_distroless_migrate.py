@@ -408,7 +408,7 @@ from python:3.10-bookworm as deps
 run <<EOF
 set -eux
 apt-get update
-apt-get install -y --no-install-recommends libgdal-dev libxml2-dev
+apt-get install -y --no-install-recommends libopencv-dev libxml2-dev
 rm -rf /var/lib/apt/lists/*
 EOF
 RUN apt-get install -y \\
@@ -429,9 +429,9 @@ RUN apt-get install -y \\
     assert m.new_text == f"""\
 from cgr.dev/chainguard/python:3.10-dev as deps
 user root
-{todo.format("libgdal-dev")}run <<EOF
+{todo.format("libopencv-dev")}run <<EOF
 set -eux
-apk add --no-cache libgdal-dev libxml2-dev
+apk add --no-cache libopencv-dev libxml2-dev
 EOF
 {todo.format("libfoo-dev")}{variable}RUN apk add --no-cache \\
       # compilers
@@ -442,7 +442,7 @@ EOF
       $EXTRA_PACKAGES
 """
     assert [(u.name, u.manager, u.line, u.reason) for u in m.unmapped] == [
-        ("libgdal-dev", "apt-get", 5, "no Wolfi package known: kept as written"),
+        ("libopencv-dev", "apt-get", 5, "no Wolfi package known: kept as written"),
         ("libfoo-dev", "apt-get", 11, "no Wolfi package known: kept as written"),
         ("$EXTRA_PACKAGES", "apt-get", 14,
          "a variable or command substitution: its packages cannot be mapped, kept as written")]
@@ -456,7 +456,7 @@ EOF
     assert [(b.line, b.what) for b in m.runtime.blockers] == [
         (2, "the final stage sets no CMD or ENTRYPOINT: a restructured runtime would only run the base image's "
             "default (/usr/bin/python)"),
-        (5, "package libgdal-dev has no known Wolfi name, so its role is unknown"),
+        (5, "package libopencv-dev has no known Wolfi name, so its role is unknown"),
         (11, "package libfoo-dev has no known Wolfi name, so its role is unknown"),
         (14, "package list $EXTRA_PACKAGES is a variable: what it installs is unknown")]
     assert m.runtime.image == "cgr.dev/chainguard/python:3.10-dev" and not m.runtime.shell_free

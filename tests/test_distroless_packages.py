@@ -14,7 +14,9 @@ def test_wolfi_names() -> None:
     assert wolfi_names("apt-utils", "apt-get", {}) == []
     assert wolfi_names("libpq-dev", "dnf", {}) is None  # a Debian name under an RPM manager is not guessed
     assert wolfi_names("libnope", "apt-get", {}) is None
-    assert wolfi_names("curl", "apk", {}) is None  # Alpine names are never rewritten
+    assert wolfi_names("curl", "apk", {}) == ["curl"]  # an Alpine name Wolfi has is used as written
+    assert wolfi_names("musl-dev", "apk", {}) == ["glibc-dev"]  # one it lacks goes through the table
+    assert wolfi_names("fzf", "apt-get", {}) is None  # same name in Wolfi: only lookup() says so, marked
     assert wolfi_names("libnope", "apt-get", {"libnope": ["nope"]}) == ["nope"]
 
 

@@ -196,12 +196,12 @@ def test_secrets_never_reach_redis(hv_backend: HotBackend, make_repo: Callable[.
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     settle(monkeypatch)
     token = "ghp_" + "A1b2C3d4E5" * 4
-    files = {**FILES, ".env": "API_KEY=never-in-redis-7731\n", "requirements-dev.txt": f"# {token}\npytest\n"}
+    files = {**FILES, ".env": "API_KEY=never-in-redis-7731\n", "tests/test_token.py": f"# {token}\nimport pytest\n"}
     repo = gathered(make_repo, files)
     assert hot.warm(Settings.from_env(), repo.resolve(), bundles=True).bundles == 2  # no-input bundles
     build(repo, *CASES[0])
     bundle, status = build(repo, *CASES[0])
     assert status == "hit: bundle"
-    assert {e.target for e in bundle.entries if e.status == "denied"} >= {"requirements-dev.txt"}
+    assert {e.target for e in bundle.entries if e.status == "denied"} >= {"tests/test_token.py"}
     stored = b"\n".join(hv_backend.values())
     assert stored and token.encode() not in stored and b"never-in-redis-7731" not in stored

@@ -43,7 +43,8 @@ def test_list_shows_the_ranked_slice_set(home: Path, capsys: pytest.CaptureFixtu
     code, out, _ = cli(capsys, monkeypatch, "hotviews", "list", "--json")
     rows = json.loads(out)["slices"]
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
-    assert {r["key"] for r in rows} >= {"manifests", "containers.shell_evidence"}
+    assert {r["key"] for r in rows} >= {"dependencies.${inputs.package}", "vulnerabilities[package=${inputs.package}]",
+                                        "containers.shell_evidence[file=${inputs.dockerfile}]"}
 
 
 def test_warm_list_and_stats(hv_backend: HotBackend, make_repo: Callable[..., Path],
@@ -58,7 +59,8 @@ def test_warm_list_and_stats(hv_backend: HotBackend, make_repo: Callable[..., Pa
     assert ("embedded Redis: in-process" in out) == (hv_backend.kind == "embedded")
     code, out, _ = cli(capsys, monkeypatch, "hotviews", "list", "--repo", str(repo), "--json")
     rows = {r["key"]: r["warmed"] for r in json.loads(out)["slices"]}
-    assert rows["manifests"] == 1 and rows["dependencies.${inputs.package}"] >= 2
+    assert rows["containers.dockerfiles[path=${inputs.dockerfile}]"] == 2  # widened, and the one Dockerfile
+    assert rows["dependencies.${inputs.package}"] >= 2
     code, out, _ = cli(capsys, monkeypatch, "hotviews", "stats", "--json")
     stats = json.loads(out)
     assert code == 0 and stats["reachable"] and stats["warms"] == 3 and stats["slices"] == report["slices"]

@@ -39,7 +39,8 @@ def test_gather_warms_the_slice_set_with_ttls(hv_backend: HotBackend, make_repo:
     key = naming.slices_key(snap, naming.tccm_set(in_service))
     fields = {f.decode() for f in client.hkeys(key)}
     assert TEMPLATES in fields
-    assert naming.slice_field("manifests", {}) in fields
+    dockerfile = naming.slice_field("containers.dockerfiles[path=${inputs.dockerfile}]", {"dockerfile": "Dockerfile"})
+    assert dockerfile in fields
     assert naming.slice_field("dependencies.${inputs.package}", {"package": "requests"}) in fields
     assert naming.slice_field("dependencies.${inputs.package}", {}) in fields  # the widened form
     for name in (key, naming.meta_key(snap), naming.repo_index(snap.repo_id)):
@@ -57,12 +58,12 @@ def test_lookup_hits_misses_and_unwarmed_keys(hv_backend: HotBackend, make_repo:
     assert isinstance(lookup, SliceLookup)
     hit = lookup.get("dependencies.${inputs.package}", {"package": "requests"})
     assert hit is not None and hit.key == "dependencies.requests" and hit.body == render.render_value(hit.value)
-    assert lookup.get("manifests", {}) is not None
-    assert lookup.get("vulnerabilities.${inputs.advisory}", {}) is None  # warmed key, absent from the snapshot
+    # a warmed key, absent from the snapshot (no advisories were given)
+    assert lookup.get("vulnerabilities[package=${inputs.package}]", {"package": "requests"}) is None
     assert lookup.get("call_sites.${inputs.package}", {"package": "requests"}) is None  # not in the slice set
-    assert (lookup.hits, lookup.misses) == (2, 1)
+    assert (lookup.hits, lookup.misses) == (1, 1)
     other = views.slices(snapshot(repo), "0" * 16, tccm, {})  # a different TCCM set: nothing warmed for it
-    assert other.templates == frozenset() and other.get("manifests", {}) is None
+    assert other.templates == frozenset() and other.get("dependencies.${inputs.package}", {}) is None
 
 
 def test_a_new_snapshot_retires_the_old_keys(hv_backend: HotBackend, make_repo: Callable[..., Path]) -> None:

@@ -80,20 +80,38 @@ def test_stale_lock_under_a_fixed_manifest_is_regenerated(make_repo: Callable[..
     assert plan.regenerate[0].why.startswith("it locks lodash 4.17.20; it records each tarball's resolved URL")
 
 
+YARN_V1 = '# yarn lockfile v1\n\nlodash@*:\n  version "4.17.20"\n'
+YARN_BERRY = '__metadata:\n  version: 6\n\n"lodash@npm:*":\n  version: 4.17.20\n  resolution: "lodash@npm:4.17.20"\n'
+PNPM_6 = ("lockfileVersion: '6.0'\n\ndependencies:\n  lodash:\n    specifier: '*'\n    version: 4.17.20\n\n"
+          "packages:\n\n  /lodash@4.17.20:\n    resolution: {integrity: sha512-abc}\n")
+PNPM_WORKSPACE = PNPM_6.replace("dependencies:\n  lodash:\n    specifier: '*'\n    version: 4.17.20\n",
+                                "importers:\n\n  .:\n    dependencies:\n      lodash:\n        specifier: '*'\n"
+                                "        version: 4.17.20\n\n  packages/a: {}\n")
+
+
 @pytest.mark.parametrize(("lock", "text", "spec", "command"), [
-    ("yarn.lock", "# yarn lockfile v1\n\nlodash@*:\n  version \"4.17.20\"\n", "*", "yarn upgrade lodash"),
-    ("yarn.lock", "__metadata:\n  version: 6\n", "*", "yarn up -R lodash"),
-    ("yarn.lock", "__metadata:\n  version: 6\n", "4.17.20", "yarn install --mode=update-lockfile"),
-    ("pnpm-lock.yaml", "lockfileVersion: '6.0'\n", "*", "pnpm update lodash"),
-    ("pnpm-lock.yaml", "lockfileVersion: '6.0'\n", "4.17.20", "pnpm install --lockfile-only"),
+    ("yarn.lock", YARN_V1, "*", "yarn upgrade lodash --ignore-scripts"),
+    ("yarn.lock", YARN_V1, "4.17.20", "yarn install --ignore-scripts"),
+    ("yarn.lock", YARN_BERRY, "*", "yarn up -R lodash --mode=update-lockfile"),
+    ("yarn.lock", YARN_BERRY, "4.17.20", "yarn install --mode=update-lockfile"),
+    ("pnpm-lock.yaml", PNPM_6, "*", "pnpm update lodash --lockfile-only"),
+    ("pnpm-lock.yaml", PNPM_WORKSPACE, "*", "pnpm update -r lodash --lockfile-only"),
+    ("pnpm-lock.yaml", PNPM_6, "4.17.20", "pnpm install --lockfile-only"),
 ])
-def test_unparsed_js_lockfiles(make_repo: Callable[..., Path], lock: str, text: str, spec: str,
-                               command: str) -> None:
+def test_js_lockfiles(make_repo: Callable[..., Path], lock: str, text: str, spec: str, command: str) -> None:
+    """A loose manifest leaves the manifest alone: the lock that holds the old version moves by itself."""
     repo = make_repo({"web/package.json": f'{{"dependencies": {{"lodash": "{spec}"}}}}\n', f"web/{lock}": text})
     plan, _ = plan_for(repo, "npm", "lodash", "4.17.21")
     assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [(f"web/{lock}", "web", command)]
     assert plan.notes[-1].startswith(f"web/{lock} must be regenerated: ")
     assert plan.notes[-1].endswith(f"Run `{command}` in web.")
+
+
+def test_js_lock_that_does_not_lock_the_package_is_left_alone(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"package.json": '{"dependencies": {"lodash": "*"}}\n',
+                      "pnpm-lock.yaml": "lockfileVersion: '9.0'\n\nimporters:\n\n  .: {}\n"})
+    plan, after = plan_for(repo, "npm", "lodash", "4.17.21")
+    assert after == {} and plan.regenerate == []
 
 
 def test_requirements_files_have_no_lockfile(make_repo: Callable[..., Path]) -> None:

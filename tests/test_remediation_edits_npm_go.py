@@ -124,7 +124,8 @@ def test_npm_workspace_member_uses_the_root_lock(make_repo: Callable[..., Path])
                       "packages/a/package.json": member, "yarn.lock": "# yarn lockfile v1\n\n"})
     plan, after = plan_for(repo, "npm", "lodash", "4.17.21")
     assert after == {"packages/a/package.json": member.replace("^4.17.20", "^4.17.21")}
-    assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [("yarn.lock", ".", "yarn install")]
+    assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [
+        ("yarn.lock", ".", "yarn install --ignore-scripts")]
 
 
 GO_MOD = """module example.com/svc

@@ -7,8 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner import service
+from planner.bundle.model import Bundle
+from planner.chain.recipes import RepoFiles
+from planner.chain.work import WorkItem
 from planner.config import Settings
-from subgraphs.vulnerability_remediation import RECIPES, split_work
+from repocontext.store import RepoContextStore
+from subgraphs.vulnerability_remediation import RECIPES, list_work
 
 ADVISORY = {"id": "PYSEC-1", "modified": "2024-01-01T00:00:00Z", "aliases": ["CVE-1"],
             "affected": [{"package": {"ecosystem": "PyPI", "name": "requests"},
@@ -18,35 +22,52 @@ NO_FIX = {"id": "PYSEC-2", "modified": "2024-01-01T00:00:00Z",
                         "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}]}]}]}
 
 
-def _bundle(home: Path, repo: Path, tmp_path: Path, inputs: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def _gathered(repo: Path, tmp_path: Path) -> Settings:
     advisories = tmp_path / "osv"
     advisories.mkdir(exist_ok=True)
     for record in (ADVISORY, NO_FIX):
         (advisories / f"{record['id']}.json").write_text(json.dumps(record))
     settings = Settings.from_env()
     service.gather_repo(settings, repo, options={"advisories": str(advisories)})
-    return service.build_bundle(settings, "vulnerability-remediation", repo, inputs or {})[0]
+    return settings
+
+
+def _item_and_bundle(settings: Settings, repo: Path, package: str) -> tuple[Bundle, WorkItem]:
+    items = {i.data["package"]: i for i in list_work(RepoContextStore(settings.home).load_lazy(repo) or {}, {})}
+    item = items[package]
+    bundle = service.build_bundle(settings, "vulnerability-remediation", repo, item.inputs)[0]
+    return bundle, item
 
 
 def test_recipe_matches_plans_and_cites(home: Path, make_repo: Callable[..., Path], tmp_path: Path) -> None:
     repo = make_repo({"requirements.txt": "requests==2.30.0\nflask==2.0.0\n"})
-    bundle = _bundle(home, repo, tmp_path)
-    items = {item.data["package"]: item for item in split_work(bundle, {})}
+    settings = _gathered(repo, tmp_path)
+    bundle, item = _item_and_bundle(settings, repo, "requests")
     recipe = RECIPES[0]
     assert recipe.ref == "manifest-upgrade@1" and recipe.task_class == "vulnerability-remediation"
-    assert recipe.match(bundle, items["requests"]) is None
-    plan = recipe.apply(bundle, items["requests"])
+    files = RepoFiles(repo, bundle)
+    assert recipe.match(bundle, item, files) is None
+    plan = recipe.apply(bundle, item, files)
     edits = [(e.file, e.old, e.new) for e in plan.edits]
     assert edits == [("requirements.txt", "requests==2.30.0", "requests==2.31.0")]
-    assert "should_read:2:requirements.txt" in plan.used_entries
+    assert "must_read:2:requirements.txt" in plan.used_entries  # files_of: dependencies.requests
     assert any(e.startswith("must_read:0:vulnerabilities") for e in plan.used_entries)
-    assert recipe.match(bundle, items["flask"]) == "no named fixed version clears every advisory on this package"
+    assert files.reads == []  # the bundle held the whole file
+    flask_bundle, flask = _item_and_bundle(settings, repo, "flask")
+    assert recipe.match(flask_bundle, flask, RepoFiles(repo, flask_bundle)) == \
+        "no named fixed version clears every advisory on this package"
 
 
-def test_recipe_declines_when_the_manifest_is_not_in_the_bundle(home: Path, make_repo: Callable[..., Path],
-                                                                tmp_path: Path) -> None:
+def test_recipe_reads_a_whole_file_the_bundle_holds_cut(home: Path, make_repo: Callable[..., Path],
+                                                       tmp_path: Path) -> None:
+    """The bundle's cut only limits what an LLM sees: the recipe edits the whole file, and says it read it."""
     repo = make_repo({"requirements.txt": "requests==2.30.0\n"})
-    bundle = _bundle(home, repo, tmp_path)
-    item = split_work(bundle, {})[0]
-    bundle.files.pop("requirements.txt")
-    assert RECIPES[0].match(bundle, item) == "declaring file(s) not loaded in the bundle: requirements.txt"
+    settings = _gathered(repo, tmp_path)
+    bundle, item = _item_and_bundle(settings, repo, "requests")
+    bundle.files["requirements.txt"] = "[cut]"
+    entry = next(e for e in bundle.entries if e.target == "requirements.txt")
+    entry.status = "truncated"
+    files = RepoFiles(repo, bundle)
+    plan = RECIPES[0].apply(bundle, item, files)
+    assert [(e.old, e.new) for e in plan.edits] == [("requests==2.30.0", "requests==2.31.0")]
+    assert files.reads == [{"file": "requirements.txt", "why": "the bundle holds a cut copy", "outcome": "read"}]

@@ -62,7 +62,7 @@ def test_kill_9_mid_run_then_resume(home: Path, make_repo: Callable[..., Path], 
     assert "resuming" not in resumed.stderr or "verify" in resumed.stderr  # quiet in --json mode
     shown = json.loads(run_cli("runs", "show", run_id, "--json").stdout)
     stages = [(s["stage"], s["outcome"]) for s in shown["stages"]]
-    assert stages == [("scope_bundle", "rebuilt"), ("recipe_match", "matched")]  # work done once, not redone
+    assert stages == [("scope_bundle", "built"), ("recipe_match", "matched")]  # work done once, not redone
     assert shown["run"]["status"] == "succeeded"
     again = run_cli("runs", "resume", run_id, "--json")  # a finished run resumes to the same result
     assert json.loads(again.stdout)["patch"] == out["patch"]

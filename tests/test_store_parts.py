@@ -94,8 +94,8 @@ def test_lazy_and_plain_snapshots_give_the_same_bundle(small_parts: None, make_r
     repo = make_repo(FILES)
     store = RepoContextStore(tmp_path / "home")
     store.save(gather(repo))
-    tccm = tccm_from(tmp_path, "must_read:\n  - key: call_sites.${inputs.package}\n  - key: call_sites\n"
-                     "should_read:\n  - key: files\n" + budget(4000, 300))
+    tccm = tccm_from(tmp_path, "should_read:\n  - key: call_sites.${inputs.package}\n  - key: call_sites\n"
+                     "  - key: files\n" + budget(4000, 300))
     lazy_view = open_view(repo, store)
     whole = store.load_raw(repo)
     assert whole is not None

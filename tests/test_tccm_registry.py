@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from planner.cli import main
 from planner.config import BUILTIN_TASK_CLASS_DIR, Settings
 from planner.errors import PlannerError, TCCMError
+from planner.taskmodule import for_tccm
 from planner.tccm import Registry, TCCMDocument
 
 BASE = """
@@ -93,15 +96,65 @@ def test_extends_invalid_parent_is_named(tccm_dir: Callable[..., Path]) -> None:
         Registry(Settings.from_env().task_class_dirs).get("child")
 
 
-def test_same_task_class_twice_names_both_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    one, two = tmp_path / "one", tmp_path / "two"
-    for directory in (one, two):
-        directory.mkdir()
-        (directory / "base.yaml").write_text(BASE)
-    registry = Registry([one, two])
+def test_same_task_class_twice_in_one_directory_names_both_files(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "other.yaml").write_text(BASE)
     with pytest.raises(TCCMError) as caught:
-        registry.get("base")
-    assert str(one / "base.yaml") in str(caught.value) and str(two / "base.yaml") in str(caught.value)
+        Registry([tmp_path]).get("base")
+    message = str(caught.value)
+    assert "defined twice in one directory" in message
+    assert str(tmp_path / "base.yaml") in message and str(tmp_path / "other.yaml") in message
+
+
+def test_the_first_directory_defining_a_class_wins(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for directory, version in ((one, 7), (two, 1)):
+        directory.mkdir()
+        (directory / "base.yaml").write_text(BASE.replace("version: 1", f"version: {version}"))
+    registry = Registry([one, two])
+    assert registry.get("base").version == "7" and registry.get("base").path == str(one / "base.yaml")
+    assert registry.shadowed("base") == [str(two / "base.yaml")]
+    assert registry.validate() == []
+
+
+def test_a_user_file_overrides_a_builtin_class(tccm_dir: Callable[..., Path], capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file on PLANNER_TASK_CLASS_PATH with a built-in's task_class replaces it (no "defined twice"),
+    keeps the built-in's subgraph and recipes, and `task-classes list` says what it overrides."""
+    text = (BUILTIN_TASK_CLASS_DIR / "vulnerability-remediation.yaml").read_text()
+    directory = tccm_dir({"vulnerability-remediation": text.replace("version: 2", "version: 9-local")})
+    tccm = Registry(Settings.from_env().task_class_dirs).get("vulnerability-remediation")
+    assert tccm.version == "9-local" and tccm.path == str(directory / "vulnerability-remediation.yaml")
+    assert for_tccm(tccm.model_dump()).name == "subgraphs.vulnerability_remediation"
+    monkeypatch.setattr("sys.argv", ["planner", "task-classes", "list", "--json"])
+    with pytest.raises(SystemExit):
+        main()
+    rows = {r["task_class"]: r for r in json.loads(capsys.readouterr().out)}
+    row = rows["vulnerability-remediation"]
+    assert row["valid"] and row["version"] == "9-local"
+    assert [Path(p).resolve() for p in row["overrides"]] == [BUILTIN_TASK_CLASS_DIR / "vulnerability-remediation.yaml"]
+
+
+def test_an_override_may_extend_the_class_it_shadows(tccm_dir: Callable[..., Path]) -> None:
+    tccm_dir({"vulnerability-remediation": "task_class: vulnerability-remediation\nversion: 3\n"
+              "extends: vulnerability-remediation\nbudget: {max_tokens: 50000}\n"})
+    tccm = Registry(Settings.from_env().task_class_dirs).get("vulnerability-remediation")
+    assert tccm.budget.max_tokens == 50000 and tccm.budget.per_file_max_tokens == 16000  # inherited
+    assert tccm.must_read[0].selector == "key:vulnerabilities[package=${inputs.package}]"
+    assert len(tccm.chain) == 2
+
+
+def test_a_class_extending_another_inherits_its_subgraph_and_recipes(tccm_dir: Callable[..., Path]) -> None:
+    tccm_dir({"strict-remediation": "task_class: strict-remediation\nversion: 1\n"
+              "extends: vulnerability-remediation\nbudget: {max_tokens: 20000}\n",
+              "own-flow": "task_class: own-flow\nversion: 1\nextends: vulnerability-remediation\n"
+                          "subgraph: generic\n"})
+    registry = Registry(Settings.from_env().task_class_dirs)
+    child = registry.get("strict-remediation")
+    assert child.lineage == ("strict-remediation", "vulnerability-remediation")
+    module = for_tccm(child.model_dump())
+    assert module.name == "subgraphs.vulnerability_remediation" and module.recipes[0].ref == "manifest-upgrade@1"
+    assert for_tccm(registry.get("own-flow").model_dump()).name == "subgraphs.generic"  # it names another
 
 
 def test_task_class_path_adds_directories(tccm_dir: Callable[..., Path]) -> None:

@@ -81,12 +81,12 @@ def test_inconsistent_budget(tmp_path: Path) -> None:
 
 def test_entry_with_both_key_and_glob(tmp_path: Path) -> None:
     message = _one(tmp_path, VALID.replace("  - glob: \"**/*.py\"", "  - glob: \"**/*.py\"\n    key: languages"))
-    assert ":8: should_read[0]: an entry needs exactly one of 'key' or 'glob'" in message
+    assert ":8: should_read[0]: an entry needs exactly one of 'key', 'files_of' or 'glob'" in message
 
 
 def test_entry_with_neither(tmp_path: Path) -> None:
     message = _one(tmp_path, VALID.replace("  - key: conventions", "  - reason: nothing"))
-    assert ":10: may_read[0]: an entry needs exactly one of 'key' or 'glob'" in message
+    assert ":10: may_read[0]: an entry needs exactly one of 'key', 'files_of' or 'glob'" in message
 
 
 @pytest.mark.parametrize("glob", ["../secrets/*", "/etc/passwd", "a/../../b", "~/x", "C:/x"])

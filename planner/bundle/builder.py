@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner import tokens
-from planner.bundle import keys, render
+from planner.bundle import files_of, keys, render
 from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import BudgetError
 from planner.hotviews.model import SliceSource
-from planner.tccm.model import TCCM, Entry
+from planner.tccm.model import TCCM, Entry, input_refs
 from repocontext.lazyjson import plain
 from repocontext.parallel import gc_paused
 
@@ -47,6 +47,7 @@ class _State:
     view: RepoView
     inputs: Mapping[str, str]
     hot: SliceSource | None = None
+    per_item: frozenset[str] = frozenset()  # inputs that scope work items: their entries load per item
     used_tokens: int = 0
     used_files: int = 0
     seen: dict[str, str] = field(default_factory=dict)  # target -> id of the first entry that loaded it
@@ -63,8 +64,18 @@ def _id(band: str, index: int, target: str) -> str:
 def _expand(state: _State, band: BandName, index: int, entry: Entry) -> Iterator[_Item]:
     """The concrete items one TCCM entry selects, in a stable order."""
     base = {"band": band, "entry": index, "selector": entry.selector, "reason": entry.reason}
+    scoped = sorted(set(input_refs(entry.slice_key or "")) & state.per_item)
+    if scoped:  # a run-level view: what one work item needs is in that item's own bundle
+        names = ", ".join(f"${{inputs.{n}}}" for n in scoped)
+        yield _Item(BundleEntry(**base, id=_id(band, index, entry.slice_key or ""), kind="selector",
+                                target=entry.slice_key or "", status="per_item",
+                                detail=f"scoped by {names}: loaded in each work item's own bundle"))
+        return
     if entry.key is not None:
         yield from _expand_key(state, base, entry.key)
+        return
+    if entry.files_of is not None:
+        yield from _expand_files_of(state, base, entry.files_of)
         return
     assert entry.glob is not None
     files = state.view.paths.match(entry.glob)
@@ -109,6 +120,43 @@ def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_I
                     status="included", source="repocontext", detail=notes),
         body=None, value=resolved.value,
     )
+
+
+def _slice_value(state: _State, key: str) -> tuple[str, Any, list[str], str]:
+    """(resolved key, value, notes, source) of a key: from a hot view when one serves it, else the RepoContext."""
+    hot = state.hot.get(key, state.inputs) if state.hot is not None else None
+    if hot is not None:
+        return hot.key, hot.value, list(hot.notes), "hot_view"
+    assert state.view.context is not None
+    resolved = keys.resolve(state.view.context, key, state.inputs)
+    return resolved.key, resolved.value if resolved.found else None, resolved.notes, "repocontext"
+
+
+def _expand_files_of(state: _State, base: dict[str, Any], key: str) -> Iterator[_Item]:
+    band, index = str(base["band"]), int(base["entry"])
+    if state.view.context is None:
+        yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="selector", target=key, status="missing",
+                                detail="no RepoContext for this repository (bootstrap mode)"))
+        return
+    shown, value, notes, _ = _slice_value(state, key)
+    named = files_of.named_files(value) if value is not None else []
+    if not named:
+        why = "key not present in the RepoContext" if value is None else "its records name no file"
+        detail = "; ".join([f"{shown}: {why}", *notes])
+        yield _Item(BundleEntry(**base, id=_id(band, index, shown), kind="selector", target=shown,
+                                status="missing", detail=detail))
+        return
+    for item in named:
+        detail = "; ".join([item.via(shown), *notes])
+        ident = {**base, "id": _id(band, index, item.path), "kind": "file", "target": item.path}
+        if item.path in state.view.denied:
+            rule = state.view.denied[item.path]
+            yield _Item(BundleEntry(**ident, status="denied", rule=rule,
+                                    detail=f"{detail}; secret file ({rule}); never read"))
+        elif item.path in state.view.sizes:
+            yield _Item(BundleEntry(**ident, status="included", source="filesystem", detail=detail))
+        else:
+            yield _Item(BundleEntry(**ident, status="missing", detail=f"{detail}; not a file of the repository"))
 
 
 def _window(state: _State) -> int:
@@ -209,6 +257,14 @@ def _load_must(state: _State) -> None:
             loaded = _materialise(state, item)
             if loaded:
                 _accept(state, item, *loaded)
+    cut = [e for e in state.entries if e.kind == "key" and e.status == "truncated"]
+    if cut:  # a decision may rest on a must_read slice: never hand one over cut
+        sizes = ", ".join(f"{e.id} needs {e.tokens_needed}" for e in cut)
+        raise BudgetError(
+            f"must_read slice(s) of {state.tccm.task_class} exceed per_file_max_tokens "
+            f"{state.tccm.budget.per_file_max_tokens} ({state.tccm.path}): {sizes}; narrow the key with an input "
+            f"or raise the budget"
+        )
     budget = state.tccm.budget
     if state.used_tokens > budget.max_tokens or state.used_files > budget.max_files:
         sizes = ", ".join(f"{e.id}={e.tokens}" for e in state.entries if e.status in LOADED)
@@ -260,15 +316,20 @@ def _list_may(state: _State) -> None:
                 item.entry.detail = "estimated from file size"
 
 
-def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None = None) -> Bundle:
-    """The bundle; `hot` (optional) serves pre-rendered key slices before the RepoContext is asked."""
+def build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None = None,
+          per_item: frozenset[str] = frozenset()) -> Bundle:
+    """The bundle; `hot` (optional) serves pre-rendered key slices before the RepoContext is asked.
+    Entries scoped by a `per_item` input are not loaded (status per_item): the run-level view of a run
+    whose work items each get their own bundle."""
     with gc_paused():  # thousands of short-lived, acyclic objects: a collection mid-build is wasted time
-        return _build(tccm, view, inputs, hot)
+        return _build(tccm, view, inputs, hot, per_item)
 
 
-def _build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None) -> Bundle:
+def _build(tccm: TCCM, view: RepoView, inputs: Mapping[str, str], hot: SliceSource | None,
+           per_item: frozenset[str]) -> Bundle:
     header = render.bundle_header(tccm.task_class, tccm.version, view.mode, inputs)
-    state = _State(tccm=tccm, view=view, inputs=inputs, hot=hot, used_tokens=tokens.count(header))
+    state = _State(tccm=tccm, view=view, inputs=inputs, hot=hot, per_item=per_item,
+                   used_tokens=tokens.count(header))
     header_tokens = state.used_tokens
     _load_must(state)
     if view.mode == "bootstrap":

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Status = Literal["included", "truncated", "deferred", "listed", "missing", "denied", "duplicate", "skipped",
-                 "requested"]
+                 "requested", "per_item"]
 Source = Literal["repocontext", "filesystem", "hot_view", "none"]
 Mode = Literal["repocontext", "bootstrap"]
 BandName = Literal["must_read", "bootstrap", "should_read", "may_read"]

@@ -65,8 +65,13 @@ class RepoView:
         return read_repo_file(self.root, rel)
 
 
-def read_repo_file(root: Path, rel: str) -> ReadResult:
-    """Read a repo file the safe way: no secrets, no symlinks, nothing outside `root`, no binaries."""
+def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
+    """Read a repo file the safe way: no secrets, no symlinks, nothing outside `root`, no binaries.
+
+    Bytes are read as they are (no newline translation: CRLF stays CRLF). For the bundle, bytes that are
+    not UTF-8 show as U+FFFD; `exact` keeps them as surrogates instead, so the text encodes back to the
+    very same bytes (`planner.diff.to_bytes`): edits and patches are made from exact reads.
+    """
     rule = path_rule(rel)
     if rule:
         return ReadResult(None, "denied", f"secret file ({rule})", rule)
@@ -93,7 +98,7 @@ def read_repo_file(root: Path, rel: str) -> ReadResult:
         return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
     if b"\0" in data[:8192]:
         return ReadResult(None, "skipped", "binary file")
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="surrogateescape" if exact else "replace")
     secret = content_rule(text)
     if secret:
         return ReadResult(None, "denied", f"secret-looking content ({secret})", secret)

@@ -17,11 +17,13 @@ from planner.bundle.request import request
 from planner.bundle.view import open_view
 from planner.chain import llm
 from planner.chain.examples import DEFAULT_THRESHOLD, SolvedExamples
+from planner.chain.recipes import RepoFiles
 from planner.chain.work import WorkItem
 from planner.context import RunContext
+from planner.errors import BudgetError
 from planner.plan import EditError, Plan, apply_edits
 from planner.state import WorkState
-from planner.taskmodule import resolve
+from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
@@ -45,39 +47,46 @@ def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
 
 
 def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Rebuild the bundle with the item's narrowed inputs (e.g. package=requests), so every
-    `${inputs.x}` key is scoped to this item instead of the whole repository."""
+    """Build the item's own bundle with its narrowed inputs (e.g. package=requests, dockerfile=app/Dockerfile),
+    so every `${inputs.x}` key is scoped to this item; over budget is judged here, per item."""
     item = WorkItem.model_validate(state["item"])
     inputs = {**state["inputs"], **item.inputs}
-    if inputs == state["inputs"]:
-        return {}
-    bundle, _, _ = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]), inputs)
+    if not item.inputs:
+        return {}  # the run's bundle is the item's
+    try:
+        bundle, _, _ = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
+                                            inputs)
+    except BudgetError as exc:
+        runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
+        return {"inputs": inputs, "pending": "over_budget", "error": exc.message,
+                "stages": [_stage(item, "scope_bundle", "over_budget", exc.message)]}
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
     return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
-        item, "scope_bundle", "rebuilt", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+        item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
 
 
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
-    recipes = resolve(state["task_class"], state["tccm"].get("subgraph")).recipes
+    recipes = for_tccm(state["tccm"]).recipes
     tried: list[str] = []
+    files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:
-        why = recipe.match(bundle, item)
+        why = recipe.match(bundle, item, files)
         if why is not None:
             tried.append(f"{recipe.ref}: {why}")
             continue
-        plan = recipe.apply(bundle, item).model_copy(update={"source": "recipe", "recipe": recipe.ref})
+        plan = recipe.apply(bundle, item, files).model_copy(update={"source": "recipe", "recipe": recipe.ref})
         problem = _problem(plan, state["repo"])
         if problem:
             tried.append(f"{recipe.ref}: matched, but {problem}")
             continue
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
-        return {"plan": plan.model_dump(),
-                "stages": [_stage(item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref)]}
+        return {"plan": plan.model_dump(), "stages": [_stage(
+            item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
     reason = "; ".join(tried) or "no recipes for this task class"
-    return {"plan": None, "stages": [_stage(item, "recipe_match", "no_match", reason)]}
+    return {"plan": None, "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 
 
 def solved_example_rag(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:

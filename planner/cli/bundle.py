@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from planner import service
+from planner.bundle.model import BundleEntry
 from planner.cli.output import console, emit_json, parse_inputs
 from planner.config import Settings
 from planner.provenance import ProvenanceRecord
@@ -17,12 +19,13 @@ from planner.provenance import ProvenanceRecord
 STATUS_STYLE = {
     "included": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
     "missing": "red", "denied": "bold red", "duplicate": "dim", "skipped": "dim", "requested": "blue",
+    "per_item": "dim cyan",
 }
 
 
-def entries_table(record: ProvenanceRecord) -> Table:
-    table = Table("band", "selector", "status", "tokens", "source", "reason / detail", title=None)
-    for entry in record.entries:
+def entries_table(entries: list[BundleEntry], title: str | None = None) -> Table:
+    table = Table("band", "selector", "status", "tokens", "source", "reason / detail", title=title)
+    for entry in entries:
         style = STATUS_STYLE.get(entry.status, "")
         tokens = str(entry.tokens) if entry.tokens else ""
         if entry.tokens_needed is not None and entry.status != "included":
@@ -30,8 +33,8 @@ def entries_table(record: ProvenanceRecord) -> Table:
         target = entry.target if entry.kind != "selector" else entry.selector
         shown = f"{entry.selector}" if target in entry.selector else f"{entry.selector} → {target}"
         note = " — ".join(x for x in (entry.reason, entry.detail) if x)
-        table.add_row(entry.band, shown, f"[{style}]{entry.status}[/{style}]" if style else entry.status,
-                      tokens, entry.source, note)
+        table.add_row(entry.band, escape(shown), f"[{style}]{entry.status}[/{style}]" if style else entry.status,
+                      tokens, entry.source, escape(note))  # selectors hold [field=value]: not rich markup
     return table
 
 
@@ -41,9 +44,16 @@ def print_record(record: ProvenanceRecord) -> None:
                   f"record: {record.id}")
     console.print(f"TCCM {record.tccm.path} (sha256 {record.tccm.sha256[:12]})")
     console.print(f"RepoContext: {repo.commit or 'none'} gathered {repo.gathered_at or '-'} ({repo.freshness})")
-    console.print(entries_table(record))
+    console.print(entries_table(record.entries, "run-level bundle" if record.item_bundles else None))
+    for item in record.item_bundles:
+        totals = item.get("totals") or {}
+        title = (f"work item {item['item']}: {totals.get('tokens', 0)}/{totals.get('max_tokens', 0)} tokens, "
+                 f"{totals.get('files', 0)}/{totals.get('max_files', 0)} files")
+        console.print(entries_table([BundleEntry.model_validate(e) for e in item.get("entries", [])], escape(title)))
     for stage in record.stages:
-        console.print(f"stage {stage.stage} [{getattr(stage, 'item', '-')}]: {stage.outcome} — {stage.reason}")
+        console.print(escape(f"stage {stage.stage} [{getattr(stage, 'item', '-')}]: {stage.outcome} — {stage.reason}"))
+        for read in getattr(stage, "reads", None) or []:
+            console.print(escape(f"    read {read['file']} whole ({read['why']}): {read['outcome']}"))
     for req in record.requests:
         console.print(f"request {req.get('entry')} by {req.get('by')}: {req.get('outcome')} "
                       f"({req.get('tokens', 0)} tokens)")

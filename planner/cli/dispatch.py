@@ -46,7 +46,9 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "verification": state.get("verification"), "branch": state.get("branch"),
                    "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
                               "error": r.get("error"), "blockers": r.get("blockers", []),
-                              "data": r["item"].get("data", {})} for r in state.get("outcomes", [])],
+                              "data": r["item"].get("data", {}), "recipe": (r.get("plan") or {}).get("recipe"),
+                              "plan_data": (r.get("plan") or {}).get("data", {}), "notes": r.get("notes", [])}
+                             for r in state.get("outcomes", [])],
                    "llm_calls": state.get("llm_calls", [])})
         return
     sys.stdout.write(state.get("report", "") + "\n")
@@ -59,7 +61,7 @@ def report(state: dict[str, Any], as_json: bool) -> None:
 
 
 def exit_for(state: dict[str, Any]) -> None:
-    code = EXIT.get(state.get("status", "failed"), 5)
+    code = state.get("exit_code") or EXIT.get(state.get("status", "failed"), 5)
     if code:
         raise typer.Exit(int(code))
 
@@ -72,6 +74,10 @@ def dispatch_command(
     model: Annotated[str | None, typer.Option(help="LangChain chat model provider:name (or PLANNER_MODEL).")] = None,
     no_gather: Annotated[bool, typer.Option("--no-gather", help="Never gather; bootstrap mode if none.")] = False,
     verify: Annotated[bool, typer.Option(help="Run the repo's tests on the patched tree (in a copy).")] = False,
+    regenerate: Annotated[bool, typer.Option(
+        help="Regenerate lockfiles with the repo's own tool (npm, yarn, pnpm, poetry, uv, go, pip-compile), in a "
+             "throwaway copy; without it an item whose lockfile must change ends needs_regeneration (exit 7).")]
+    = False,
     apply: Annotated[bool, typer.Option(help="Commit the patch on a new branch (clean work tree only).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
     org: Annotated[str | None, typer.Option(help="distroless-migration: the Chainguard org (input org=).")] = None,
@@ -85,7 +91,8 @@ def dispatch_command(
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None
     sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]
-    options = {"no_gather": no_gather, "verify": verify, "advisories": os.pathsep.join(sources) or None}
+    options = {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
+               "advisories": os.pathsep.join(sources) or None}
     given = parse_inputs(inputs or [])
     shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
     given.update({k: v for k, v in shortcuts.items() if v and k not in given})

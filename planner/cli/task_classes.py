@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from planner import service
@@ -17,6 +18,13 @@ from planner.tccm.model import BANDS, TCCM, TCCMDocument
 
 app = typer.Typer(help="List, show, validate task classes (TCCM files).", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _display(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def _summary(tccm: TCCM) -> dict[str, object]:
@@ -38,22 +46,23 @@ def list_command(as_json: JsonOpt = False) -> None:
         if errors:
             rows.append({"task_class": name, "valid": False, "errors": [str(e) for e in errors]})
         else:
-            rows.append({"valid": True, **_summary(registry.get(name))})
+            rows.append({"valid": True, **_summary(registry.get(name)), "overrides": registry.shadowed(name)})
     if as_json:
         emit_json(rows)
         return
-    table = Table("task class", "version", "must/should/may", "tokens/files", "description")
+    table = Table("task class", "version", "must/should/may", "tokens/files", "file in service", "description")
     table.columns[0].no_wrap = True
-    table.columns[4].max_width = 70
+    table.columns[5].max_width = 60
     for row in rows:
         if not row["valid"]:
-            table.add_row(str(row["task_class"]), "-", "-", "-", "[red]invalid[/red]: " + row["errors"][0])
+            table.add_row(str(row["task_class"]), "-", "-", "-", "-", "[red]invalid[/red]: " + escape(row["errors"][0]))
             continue
         budget = row["budget"]
         bands = f"{row['must_read']}/{row['should_read']}/{row['may_read']}"
         description = str(row["description"]).split(". ")[0]
+        shown = _display(str(row["path"])) + "".join(f"\n(overrides {p})" for p in row["overrides"])  # type: ignore[attr-defined]
         table.add_row(str(row["task_class"]), str(row["version"]), bands,
-                      f"{budget['max_tokens']}/{budget['max_files']}", description)  # type: ignore[index]
+                      f"{budget['max_tokens']}/{budget['max_files']}", escape(shown), description)  # type: ignore[index]
     console.print(table)
 
 

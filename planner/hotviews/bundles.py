@@ -85,22 +85,22 @@ def _slice_status(lookup: SliceLookup, hot: HotViews) -> str:
 
 
 def build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[str, str],
-                 mode: Mode = "all") -> tuple[Bundle, RepoView, str]:
+                 mode: Mode = "all", per_item: frozenset[str] = frozenset()) -> tuple[Bundle, RepoView, str]:
     """(bundle, view, hot-view status for provenance). Raises what open_view and the builder raise."""
     with gc_paused():  # parsing parts and building allocate many short-lived objects; collect afterwards
-        return _build_bundle(settings, tccm, root, inputs, mode)
+        return _build_bundle(settings, tccm, root, inputs, mode, per_item)
 
 
 def _build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[str, str],
-                  mode: Mode) -> tuple[Bundle, RepoView, str]:
+                  mode: Mode, per_item: frozenset[str]) -> tuple[Bundle, RepoView, str]:
     store = RepoContextStore(settings.home)
     hot = HotViews.open(settings)
     snap = naming.snapshot(store, root)
     why = _not_used(hot, snap, root, mode)
     if why is not None or snap is None:
         view = open_view(root, store)
-        return build(tccm, view, inputs), view, why or "not used"
-    key = naming.bundle_key(snap, tccm, inputs)
+        return build(tccm, view, inputs, per_item=per_item), view, why or "not used"
+    key = naming.bundle_key(snap, tccm, inputs, per_item)
     if mode == "all":
         hit = _cached_bundle(hot, root, key)
         if hit is not None:
@@ -108,10 +108,10 @@ def _build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[st
         hot.count(bundle_misses=int(hot.usable))
     view = open_view(root, store)
     if naming.snapshot(store, root) != snap:  # a gather replaced it meanwhile: its slices may not match
-        return build(tccm, view, inputs), view, "not used (RepoContext replaced during the build)"
+        return build(tccm, view, inputs, per_item=per_item), view, "not used (RepoContext replaced during the build)"
     lookup = hot.slices(snap, naming.tccm_set(tccms.in_service(settings)), tccm, inputs)
     started = time.time_ns()
-    bundle = build(tccm, view, inputs, hot=lookup)
+    bundle = build(tccm, view, inputs, hot=lookup, per_item=per_item)
     status = _slice_status(lookup, hot)
     if mode == "all":
         deps = _deps(root, bundle, started)

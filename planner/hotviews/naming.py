@@ -100,6 +100,6 @@ def slice_field(key: str, inputs: Mapping[str, str | None]) -> str:
     return orjson.dumps([key, used_inputs(key, {k: v for k, v in inputs.items() if v})]).decode()
 
 
-def bundle_key(snap: Snapshot, tccm: TCCM, inputs: Mapping[str, str]) -> str:
-    shown = hashlib.sha256(orjson.dumps(sorted(inputs.items()))).hexdigest()[:16]
+def bundle_key(snap: Snapshot, tccm: TCCM, inputs: Mapping[str, str], per_item: frozenset[str] = frozenset()) -> str:
+    shown = hashlib.sha256(orjson.dumps([sorted(inputs.items()), sorted(per_item)])).hexdigest()[:16]
     return f"{snap.base}:bundle:{tccm.sha256[:16]}:{shown}"

@@ -50,11 +50,12 @@ def slice_set(tccms: Iterable[TCCM]) -> list[SliceSpec]:
     for tccm in tccms:
         for band in BANDS:
             for index, entry in enumerate(tccm.band(band)):
-                if entry.key is None:
+                key = entry.slice_key  # a files_of entry reads its key's records like a key entry
+                if key is None:
                     continue
-                ids.setdefault(entry.key, set()).add((band, index))
+                ids.setdefault(key, set()).add((band, index))
                 if band == "must_read":
-                    users.setdefault(entry.key, set()).add(tccm.task_class)
+                    users.setdefault(key, set()).add(tccm.task_class)
     specs = [SliceSpec(key, tuple(sorted(names)), tuple(sorted(ids[key]))) for key, names in users.items()]
     return sorted(specs, key=lambda s: (-len(s.task_classes), s.key))
 

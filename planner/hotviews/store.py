@@ -103,7 +103,7 @@ class HotViews:
     # --- slices ---------------------------------------------------------------------------------------------
 
     def slices(self, snap: naming.Snapshot, set_hash: str, tccm: TCCM, inputs: Mapping[str, str]) -> SliceLookup:
-        keys = sorted({e.key for band in BANDS for e in tccm.band(band) if e.key is not None})
+        keys = sorted({e.slice_key for band in BANDS for e in tccm.band(band) if e.slice_key is not None})
         fields = [TEMPLATES, *(naming.slice_field(k, inputs) for k in keys)]
         raw = self.call(lambda r: r.hmget(naming.slices_key(snap, set_hash), fields)) or [None] * len(fields)
         templates = frozenset(orjson.loads(raw[0])) if raw[0] else frozenset()

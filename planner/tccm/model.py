@@ -72,16 +72,20 @@ def input_refs(text: str) -> list[str]:
 
 
 class Entry(_Strict):
-    """One band entry: a RepoContext key or a repo-relative glob, with an optional reason."""
+    """One band entry: a RepoContext key, the repo files a key's records name (`files_of`), or a
+    repo-relative glob; with an optional reason."""
 
     key: str | None = None
+    files_of: str | None = Field(default=None, description=(
+        "a RepoContext key whose records name repo files (fields file, path, script, files): those files load, "
+        "in record order, each with the key that led to it"))
     glob: str | None = None
     reason: str | None = Field(default=None, max_length=500)
 
     @model_validator(mode="after")
     def _one_selector(self) -> Entry:
-        if (self.key is None) == (self.glob is None):
-            raise ValueError("an entry needs exactly one of 'key' or 'glob'")
+        if sum(x is not None for x in (self.key, self.files_of, self.glob)) != 1:
+            raise ValueError("an entry needs exactly one of 'key', 'files_of' or 'glob'")
         return self
 
     @field_validator("glob")
@@ -94,7 +98,7 @@ class Entry(_Strict):
                 raise ValueError(str(exc)) from None
         return value
 
-    @field_validator("key")
+    @field_validator("key", "files_of")
     @classmethod
     def _known_key(cls, value: str | None) -> str | None:
         if value is None:
@@ -113,7 +117,14 @@ class Entry(_Strict):
 
     @property
     def selector(self) -> str:
+        if self.files_of is not None:
+            return f"files_of:{self.files_of}"
         return f"key:{self.key}" if self.key is not None else f"glob:{self.glob}"
+
+    @property
+    def slice_key(self) -> str | None:
+        """The RepoContext key this entry reads (a `key`, or the key a `files_of` follows)."""
+        return self.key if self.key is not None else self.files_of
 
 
 class Budget(_Strict):
@@ -189,6 +200,7 @@ class TCCM(_Strict):
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
     chain: tuple[str, ...] = ()  # files that contributed, child first
+    lineage: tuple[str, ...] = ()  # task classes of the extends chain, child first (whose subgraph runs it)
 
     def band(self, name: str) -> tuple[Entry, ...]:
         return getattr(self, name)

@@ -1,14 +1,20 @@
 """The task-class registry: every TCCM file in service, validated and resolved.
 
-Files come from the built-in `task-class-contexts/` plus each directory on
-PLANNER_TASK_CLASS_PATH. A broken file never hides the good ones: its errors
-are kept and reported when it (or a class extending it) is asked for.
+Files come from each directory on PLANNER_TASK_CLASS_PATH, then the built-in
+`task-class-contexts/`. Precedence: the first directory that defines a task
+class wins, so a user's file overrides a built-in class of the same name (and
+`planner task-classes list` shows which file is in service and what it
+shadows). Two files in one directory defining one class are an error. A class
+may extend the definition it shadows (`extends:` its own name). A broken file
+never hides the good ones: its errors are kept and reported when it (or a
+class extending it) is asked for.
 
 `extends` merge rules: scalars (description, subgraph, worker) come from the
 child when it sets them; band entries are the parent's followed by the
 child's, where a child entry with the same selector replaces the parent's in
 place; bootstrap globs are the union (parent first); budget fields override
-one by one.
+one by one. A child without `subgraph` runs its parent's subgraph module and
+recipes (the `lineage` of task classes is searched for one, child first).
 """
 
 from __future__ import annotations
@@ -120,16 +126,23 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
-    def source(self, name: str) -> SourceFile:
+    def source(self, name: str, level: int = 0) -> SourceFile:
+        """The definition in service (level 0), or the one it shadows (level 1, …)."""
         sources = self._by_name.get(name)
         if not sources:
             known = ", ".join(self.names()) or "none"
             raise PlannerError(f"unknown task class {name!r} (known: {known})")
-        if len(sources) > 1:
-            first, second = sources[0], sources[1]
+        source = sources[level]
+        twin = next((s for s in sources if s is not source and s.path.parent == source.path.parent), None)
+        if twin is not None:
+            first, second = sorted((source, twin), key=lambda s: s.path)
             raise TCCMError(second.display, None, "task_class",
-                            f"{name!r} is defined twice: in {first.display} and in {second.display}")
-        return sources[0]
+                            f"{name!r} is defined twice in one directory: in {first.display} and in {second.display}")
+        return source
+
+    def shadowed(self, name: str) -> list[str]:
+        """The files a class's definition in service overrides (lower-precedence directories)."""
+        return [s.display for s in self._by_name.get(name, [])[1:]]
 
     def errors_for(self, name: str) -> list[TCCMError]:
         """Every problem that stops `name` from resolving (its own file, duplicates, its extends chain)."""
@@ -155,8 +168,8 @@ class Registry:
     def get(self, name: str) -> TCCM:
         return self._resolve(name, ())
 
-    def _resolve(self, name: str, stack: tuple[str, ...]) -> TCCM:
-        source = self.source(name)
+    def _resolve(self, name: str, stack: tuple[str, ...], level: int = 0) -> TCCM:
+        source = self.source(name, level)
         if source.errors:
             raise source.errors[0]
         doc = source.document
@@ -164,13 +177,17 @@ class Registry:
         parent: TCCM | None = None
         if doc.extends:
             line = source.located.line_of(("extends",))
-            if doc.extends in (*stack, name):
+            own = doc.extends == name  # extends the definition this file shadows
+            if own and level + 1 >= len(self._by_name[name]):
+                raise TCCMError(source.display, line, "extends", f"extends {name!r}, but no other file defines it")
+            if doc.extends in stack or (doc.extends == name and not own):
                 cycle = " → ".join((*stack, name, doc.extends))
                 raise TCCMError(source.display, line, "extends", f"extends cycle: {cycle}")
             if doc.extends not in self._by_name:
                 raise TCCMError(source.display, line, "extends", f"unknown task class {doc.extends!r}")
             try:
-                parent = self._resolve(doc.extends, (*stack, name))
+                parent = (self._resolve(name, stack, level + 1) if own
+                          else self._resolve(doc.extends, (*stack, name)))
             except TCCMError as exc:
                 if exc.field == "extends" and "cycle" in exc.cause:
                     raise
@@ -208,6 +225,7 @@ class Registry:
         return TCCM(
             task_class=doc.task_class, version=str(doc.version), description=description, extends=doc.extends,
             subgraph=doc.subgraph or (parent.subgraph if parent else None),
+            lineage=(doc.task_class, *(t for t in (parent.lineage if parent else ()) if t != doc.task_class)),
             worker=doc.worker or (parent.worker if parent else None),
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path),
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,

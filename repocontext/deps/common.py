@@ -31,14 +31,35 @@ class Issue:
     level: Level = "warning"
 
 
+@dataclass(frozen=True)
+class Include:
+    """A pip `-r` / `-c` include: `target` is the repo-relative path it names (resolved against `file`)."""
+
+    file: str
+    line: int | None
+    kind: Literal["r", "c"]
+    target: str
+
+
 @dataclass
 class Parsed:
     deps: list[Dependency] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)  # requirement files a manifest points pip at
 
     def extend(self, other: Parsed) -> None:
         self.deps.extend(other.deps)
         self.issues.extend(other.issues)
+        self.includes.extend(other.includes)
+
+    def add(self, found: Dependency | Issue | Include | None) -> None:
+        """File one line's result where it belongs; None is a line that declares nothing (an option)."""
+        if isinstance(found, Dependency):
+            self.deps.append(found)
+        elif isinstance(found, Include):
+            self.includes.append(found)
+        elif found is not None:
+            self.issues.append(found)
 
 
 def pypi_name(name: str) -> str:

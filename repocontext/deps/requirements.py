@@ -5,19 +5,22 @@ includes make the target a constraints file; a file reached both ways counts
 as requirements. Entries of constraints files are kept with kind="constraint"
 and direct=False: they cap versions but install nothing by themselves.
 Includes resolve relative to the including file; missing targets and cycles
-become diagnostics.
+become diagnostics. A file written by pip-compile or `uv pip compile` keeps
+the header's command on each record (`generated_by`), and pins that only
+other packages require (`# via pkg`) are marked transitive (see compiled.py).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from collections.abc import Collection
 from pathlib import PurePosixPath
 
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 
-from repocontext.deps.common import Issue, Parsed, Reader, is_dev_name, pep508, pypi_name
+from repocontext.deps.common import Include, Issue, Parsed, Reader, is_dev_name, pep508, pypi_name
+from repocontext.deps.compiled import compile_header, is_hashed, mark_transitive, via_annotations
 from repocontext.model import Dependency
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -55,14 +58,7 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-@dataclass
-class _File:
-    deps: list[Dependency] = field(default_factory=list)
-    includes: list[tuple[int, str, str]] = field(default_factory=list)  # (line, "r"|"c", target path)
-    issues: list[Issue] = field(default_factory=list)
-
-
-def _direct_reference(path: str, line: int, value: str, dev: bool) -> Dependency | Issue:
+def _direct_reference(path: str, line: int, value: str, dev: bool, section: str | None = None) -> Dependency | Issue:
     """A URL, VCS or local-path requirement: named from `#egg=` or an archive file name."""
     name: str | None = None
     version: str | None = None
@@ -85,7 +81,7 @@ def _direct_reference(path: str, line: int, value: str, dev: bool) -> Dependency
     if name is None:
         return Issue(f"unnamed URL/path/editable requirement not recorded: {value}", path, line, "info")
     return Dependency(ecosystem="PyPI", name=pypi_name(name), version=version, file=path, line=line, dev=dev,
-                      source=value)
+                      source=value, section=section)
 
 
 def resolve_include(path: str, target: str) -> str | None:
@@ -120,40 +116,53 @@ def _is_reference(content: str) -> bool:
     return first.startswith((".", "/")) or first.endswith((".whl", ".tar.gz", ".zip"))
 
 
-def parse_file(path: str, text: str) -> _File:
+def parse_line(path: str, line: int, content: str, dev: bool,
+               section: str | None = None) -> Dependency | Issue | Include | None:
+    """One logical line of requirements syntax (also tox `deps` and conda `pip:` items); None for options."""
+    include = _INCLUDE.match(content)
+    if include:
+        target = include.group(2).strip()
+        resolved = resolve_include(path, target)
+        if resolved is None:
+            if "://" in target:
+                return Issue(f"remote include not followed: {target}", path, line, "info")
+            return Issue(f"include outside the repository: {target}", path, line)
+        return Include(path, line, "c" if include.group(1) in ("-c", "--constraint") else "r", resolved)
+    editable = _EDITABLE.match(content)
+    if editable:
+        return _direct_reference(path, line, editable.group(1).strip(), dev, section)
+    if content.startswith("-"):
+        return None  # global options (--index-url, --hash-only modes, …) carry no dependency
+    if _is_reference(content):
+        return _direct_reference(path, line, content.split()[0], dev, section)
+    return pep508(path, line, _PER_REQ_OPTION.split(content, maxsplit=1)[0], dev, section)  # drop --hash=…
+
+
+def parse_file(path: str, text: str) -> Parsed:
     """One requirements file, without following its includes."""
-    result = _File()
+    result = Parsed()
     dev = is_dev_name(PurePosixPath(path).name.split(".")[0])
     for line, content in logical_lines(text):
-        include = _INCLUDE.match(content)
-        editable = _EDITABLE.match(content)
-        if include:
-            target = include.group(2).strip()
-            resolved = resolve_include(path, target)
-            if resolved is None:
-                if "://" in target:
-                    result.issues.append(Issue(f"remote include not followed: {target}", path, line, "info"))
-                else:
-                    result.issues.append(Issue(f"include outside the repository: {target}", path, line))
-                continue
-            result.includes.append((line, "c" if include.group(1) in ("-c", "--constraint") else "r", resolved))
-            continue
-        if editable or content.startswith("-"):
-            if editable:
-                found = _direct_reference(path, line, editable.group(1).strip(), dev)
-                (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
-            continue  # global options (--index-url, --hash-only modes, …) carry no dependency
-        if _is_reference(content):
-            found = _direct_reference(path, line, content.split()[0], dev)
-        else:
-            found = pep508(path, line, _PER_REQ_OPTION.split(content, maxsplit=1)[0], dev)  # drop --hash=…
-        (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+        result.add(parse_line(path, line, content, dev))
+    _mark_compiled(result.deps, text)
     return result
 
 
-def parse_requirements(roots: list[str], read: Reader) -> Parsed:
-    """All requirement files reachable from `roots` (the files found by name), each parsed once."""
-    files: dict[str, _File | None] = {}
+def _mark_compiled(deps: list[Dependency], text: str) -> None:
+    """Note what generated the file, whether it checks hashes, and which pins are transitive."""
+    hashed = is_hashed(text)
+    header = compile_header(text)
+    for dep in deps:
+        dep.hashed = hashed
+        dep.generated_by = header.command if header else None
+    if header is not None:
+        mark_transitive(deps, via_annotations(text))
+
+
+def parse_requirements(roots: list[str], read: Reader, constraint_roots: Collection[str] = ()) -> Parsed:
+    """All requirement files reachable from `roots` (the files found by name, and those other manifests point
+    at), each parsed once. `constraint_roots` (also in `roots`) are files other manifests name with -c."""
+    files: dict[str, Parsed | None] = {}
     pending = sorted(set(roots))
     missing: list[Issue] = []
     while pending:
@@ -162,9 +171,9 @@ def parse_requirements(roots: list[str], read: Reader) -> Parsed:
             continue
         text = read(path)
         files[path] = parse_file(path, text) if text is not None else None
-        for _, _, target in files[path].includes if files[path] else ():
-            if target not in files and target not in pending:
-                pending.append(target)
+        for include in files[path].includes if files[path] else ():
+            if include.target not in files and include.target not in pending:
+                pending.append(include.target)
     result = Parsed()
     for path, parsed in sorted(files.items()):
         if parsed is None:
@@ -172,12 +181,13 @@ def parse_requirements(roots: list[str], read: Reader) -> Parsed:
                 result.issues.append(Issue("file unreadable (binary, too big or secret-looking)", path, None, "info"))
             continue
         result.issues.extend(parsed.issues)
-        for line, _, target in parsed.includes:
-            if files.get(target) is None:
-                missing.append(Issue(f"included file not found or unreadable: {target}", path, line))
+        for include in parsed.includes:
+            if files.get(include.target) is None:
+                missing.append(Issue(f"included file not found or unreadable: {include.target}", path,
+                                     include.line))
     result.issues.extend(missing)
     result.issues.extend(_cycles(sorted(roots), files))
-    roles = _roles(sorted(roots), files)
+    roles = _roles(sorted(roots), files, set(constraint_roots))
     for path, parsed in sorted(files.items()):
         if parsed is None:
             continue
@@ -189,11 +199,12 @@ def parse_requirements(roots: list[str], read: Reader) -> Parsed:
     return result
 
 
-def _roles(roots: list[str], files: dict[str, _File | None]) -> dict[str, str]:
+def _roles(roots: list[str], files: dict[str, Parsed | None], constraint_roots: set[str]) -> dict[str, str]:
     """"manifest" for files reached from a requirements root through -r only, else "constraint"."""
     roles: dict[str, str] = {}
     for wanted in ("manifest", "constraint"):
-        queue = [r for r in roots if wanted == "constraint" or not is_constraints_name(r)]
+        queue = [r for r in roots
+                 if wanted == "constraint" or not (is_constraints_name(r) or r in constraint_roots)]
         seen: set[str] = set()
         while queue:
             path = queue.pop(0)
@@ -202,13 +213,13 @@ def _roles(roots: list[str], files: dict[str, _File | None]) -> dict[str, str]:
             seen.add(path)
             roles.setdefault(path, wanted)
             parsed = files.get(path)
-            for _, kind, target in parsed.includes if parsed else ():
-                if wanted == "constraint" or kind == "r":
-                    queue.append(target)
+            for include in parsed.includes if parsed else ():
+                if wanted == "constraint" or include.kind == "r":
+                    queue.append(include.target)
     return roles
 
 
-def _cycles(roots: list[str], files: dict[str, _File | None]) -> list[Issue]:
+def _cycles(roots: list[str], files: dict[str, Parsed | None]) -> list[Issue]:
     """One diagnostic per include that closes a cycle, found by depth-first search from each root."""
     issues: list[Issue] = []
     done: set[str] = set()
@@ -216,12 +227,13 @@ def _cycles(roots: list[str], files: dict[str, _File | None]) -> list[Issue]:
 
     def visit(path: str, stack: list[str]) -> None:
         parsed = files.get(path)
-        for line, _, target in parsed.includes if parsed else ():
+        for include in parsed.includes if parsed else ():
+            target = include.target
             if target in stack:
-                if (path, line) not in reported:
-                    reported.add((path, line))
+                if (path, include.line) not in reported:
+                    reported.add((path, include.line))
                     chain = " -> ".join([*stack[stack.index(target):], target])
-                    issues.append(Issue(f"include cycle: {chain}", path, line))
+                    issues.append(Issue(f"include cycle: {chain}", path, include.line))
             elif target not in done:
                 visit(target, [*stack, target])
         done.add(path)

@@ -40,7 +40,8 @@ class Remedy(BaseModel):
     no_fix: bool = False  # affected, and no named fixed version clears every advisory
     affected_by: list[AdvisoryHit] = Field(default_factory=list)
     rejected: list[RejectedCandidate] = Field(default_factory=list)  # candidates below the choice, and why
-    reason: str = ""
+    reason: str = ""  # which advisories affect the installed version, then the conclusion
+    conclusion: str = ""  # the conclusion alone (the findings carry the per-advisory ranges)
 
 
 def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, installed: str) -> Remedy:
@@ -72,7 +73,9 @@ def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, 
     remedy.version, remedy.same_line, remedy.no_fix = chosen, bool(same), chosen is None
     below = candidates if chosen is None else candidates[: candidates.index(chosen)]
     remedy.rejected = [RejectedCandidate(version=c, reason=verdicts[c] or "not chosen") for c in below]
-    remedy.reason = _explain(remedy, hits, candidates, line)
+    remedy.conclusion = _conclude(remedy, candidates, line)
+    found = "; ".join(f"{h.advisory_id} affects {remedy.installed} in {', '.join(_hit(h).intervals)}" for h in hits)
+    remedy.reason = f"{found}; {remedy.conclusion}"
     return remedy
 
 
@@ -116,15 +119,14 @@ def _is_pre(scheme: Scheme, version: str) -> bool:
         return False
 
 
-def _explain(remedy: Remedy, hits: list[Evaluation], candidates: list[str], line: tuple[int, ...]) -> str:
-    found = "; ".join(f"{h.advisory_id} affects {remedy.installed} in {', '.join(_hit(h).intervals)}" for h in hits)
+def _conclude(remedy: Remedy, candidates: list[str], line: tuple[int, ...]) -> str:
     line_text = ".".join(map(str, line))
     if remedy.version is None:
         if not candidates:
-            return f"{found}; the advisories name no fixed version above {remedy.installed}"
-        return f"{found}; every named fixed version above {remedy.installed} is still affected"
+            return f"the advisories name no fixed version above {remedy.installed}"
+        return f"every named fixed version above {remedy.installed} is still affected"
     where = f"in the {line_text} line"
     if not remedy.same_line:
         where = f"above {remedy.installed} (none in the {line_text} line)"
     lower = f"; lower candidates rejected: {len(remedy.rejected)}" if remedy.rejected else ""
-    return f"{found}; {remedy.version} is the lowest named fixed version {where} that no advisory affects{lower}"
+    return f"{remedy.version} is the lowest named fixed version {where} that no advisory affects{lower}"

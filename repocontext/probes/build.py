@@ -1,9 +1,17 @@
-"""Build systems, package manifests and lockfiles, located by file name."""
+"""Build systems, package manifests and lockfiles, located by file name.
+
+Only names matter, except for requirement files: their header says whether
+pip-compile or `uv pip compile` generated them (`Manifest.generated_by`), so
+their content counts in the fingerprint too.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import PurePosixPath
 
+from repocontext.deps.compiled import compile_header
+from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment, is_requirements_file
 from repocontext.model import BuildSystem, Manifest
 from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
@@ -36,28 +44,25 @@ KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
     "Makefile": ("make", None, None),
     "GNUmakefile": ("make", None, None),
     "CMakeLists.txt": ("cmake", None, None),
-    "tox.ini": ("tox", None, None),
+    "tox.ini": ("tox", "PyPI", "manifest"),  # its testenv `deps` are pip requirements
     "noxfile.py": ("nox", None, None),
 }
 
 
 def classify(path: str) -> tuple[str, str | None, str | None] | None:
     """(build system, ecosystem, manifest kind) for a build-relevant path, else None."""
-    parent, name = split_path(path)
+    _, name = split_path(path)
     if name in KNOWN_FILES:
         return KNOWN_FILES[name]
-    if (name.startswith("requirements") and name.endswith((".txt", ".in"))) or (
-        name.endswith(".txt") and split_path(parent)[1] == "requirements"
-    ):
+    if is_requirements_file(path):
         return ("pip", "PyPI", "manifest")
-    if name.startswith("constraints") and name.endswith(".txt"):
-        return ("pip", "PyPI", "manifest")
+    if is_conda_environment(path):
+        return ("conda", "conda", "manifest")  # conda packages, and pip requirements under `- pip:`
     return None
 
 
 # Every path `classify` accepts matches one of these (it then decides): the index finds them by base name.
-CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), "**/requirements*.txt", "**/requirements*.in",
-                   "**/requirements/*.txt", "**/constraints*.txt")
+CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), *REQUIREMENTS_GLOBS, *CONDA_GLOBS)
 
 
 def build_files(ctx: ProbeContext) -> list[tuple[str, tuple[str, str | None, str | None]]]:
@@ -68,17 +73,16 @@ def build_files(ctx: ProbeContext) -> list[tuple[str, tuple[str, str | None, str
 
 class BuildProbe(Probe):
     name = "build"
-    version = "1"
-    inputs = ()  # names only: the file index is enough
+    version = "2"  # 2: more requirement-file names, tox.ini and conda files as manifests, generated_by
+    inputs = ()  # names only (and requirement files' headers: see fingerprint)
     produces = ("build", "manifests")
 
     def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: dict[str, str]) -> str:  # type: ignore[override]
-        # Depends only on which paths exist, not on their content.
-        import hashlib
-
+        # Which paths exist, and the content of requirement files (their header names the compile command).
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
         for path, _ in build_files(ctx):
-            digest.update(path.encode() + b"\0")
+            record = ctx.record(path) if _format(path) == "requirements.txt" else None
+            digest.update(f"{path}\0{record.sha if record else ''}\0".encode())
         return digest.hexdigest()
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
@@ -91,7 +95,7 @@ class BuildProbe(Probe):
             systems.append(BuildSystem(name=system, file=path))
             if ecosystem and kind:
                 entry = Manifest(path=path, ecosystem=ecosystem, kind=kind,  # type: ignore[arg-type]
-                                 format=_format(path))
+                                 format=_format(path), generated_by=_generated_by(ctx, path))
                 (lockfiles if kind == "lockfile" else manifests).append(entry)
         return ProbeOutput(values={
             "build": {"systems": [s.model_dump() for s in systems], "files": files},
@@ -104,4 +108,15 @@ def _format(path: str) -> str:
     name = PurePosixPath(path).name
     if name.endswith((".txt", ".in")) and name not in KNOWN_FILES:
         return "requirements.txt"
+    if is_conda_environment(path) and name not in KNOWN_FILES:
+        return "environment.yml"
     return name
+
+
+def _generated_by(ctx: ProbeContext, path: str) -> str | None:
+    """The compile command in a requirement file's header (pip-compile, uv pip compile), else None."""
+    if _format(path) != "requirements.txt":
+        return None
+    text = ctx.read_text(path)
+    header = compile_header(text) if text is not None else None
+    return header.command if header else None

@@ -1,11 +1,15 @@
-"""Declared and locked dependencies from pip, pyproject, Poetry, uv, npm and Go files.
+"""Declared and locked dependencies from pip, setuptools, Pipenv, tox, conda, pyproject, Poetry, uv, npm,
+Yarn, pnpm and Go files.
 
-Requirement files are found by name (`*requirements*.txt|.in`,
-`requirements/*.txt|.in`, `*constraints*.txt|.in`), not every `*.in` file:
-MANIFEST.in and autoconf templates are not requirement files. Files they
-include with -r/-c are read wherever they are, and folded into the
-fingerprint. A lockfile's direct set comes from the manifest in the same
-directory (pyproject.toml, package.json).
+Requirement files are found by name (see `repocontext.deps.files`). Files they
+include with -r/-c are read wherever they are, and so are the requirement
+files that tox.ini `deps`, setup.cfg `file:` values and conda `pip:` lists
+point at; all of them are folded into the fingerprint. A lockfile's direct
+set comes from the manifest in the same directory (pyproject.toml,
+package.json, Pipfile); a yarn.lock's from every package.json it serves (its
+directory and the workspaces below it that have no yarn.lock of their own); a
+pnpm-lock.yaml names its importers itself. setup.py is parsed with ast, never
+run.
 """
 
 from __future__ import annotations
@@ -14,69 +18,97 @@ import hashlib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from repocontext.deps.common import Issue, Parsed, declared, group_by_name
+from repocontext.deps.common import Include, Issue, Parsed, declared, group_by_name
+from repocontext.deps.conda_env import parse_conda_env
+from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
 from repocontext.deps.gomod import gosum_versions, parse_gomod
 from repocontext.deps.npm import parse_package_json
 from repocontext.deps.npm_lock import parse_package_lock
+from repocontext.deps.pipfile import parse_pipfile, parse_pipfile_lock
+from repocontext.deps.pnpm_lock import parse_pnpm_lock
 from repocontext.deps.poetry_lock import parse_poetry_lock
 from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
+from repocontext.deps.setup_cfg import parse_setup_cfg
+from repocontext.deps.setup_py import parse_setup_py
+from repocontext.deps.tox_ini import parse_tox_ini
 from repocontext.deps.uv_lock import parse_uv_lock
+from repocontext.deps.yarn_lock import parse_yarn_lock
+from repocontext.model import Dependency
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
-REQUIREMENTS_GLOBS: tuple[str, ...] = (
-    "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/*.txt", "**/requirements/*.in",
-    "**/*constraints*.txt", "**/*constraints*.in",
-)
+__all__ = ["MANIFEST_GLOBS", "REQUIREMENTS_GLOBS", "DependenciesProbe"]
+
 MANIFEST_GLOBS: tuple[str, ...] = (
     "**/pyproject.toml", "**/poetry.lock", "**/uv.lock", "**/package.json", "**/package-lock.json",
-    "**/npm-shrinkwrap.json", "**/go.mod", "**/go.sum",
+    "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml", "**/go.mod", "**/go.sum", "**/setup.cfg",
+    "**/setup.py", "**/Pipfile", "**/Pipfile.lock", "**/tox.ini", *CONDA_GLOBS,
 )
+_CONDA = "environment.yml"  # the group of every conda environment file, whatever its name
+# Python manifests that are not requirement files but may point pip at some (tox `-r`, setup.cfg `file:`).
+_POINTERS: tuple[tuple[str, Callable[[str, str], Parsed]], ...] = (
+    ("setup.cfg", parse_setup_cfg), ("setup.py", parse_setup_py), ("tox.ini", parse_tox_ini),
+    (_CONDA, parse_conda_env),
+)
+_Texts = dict[str, str | None]
+
+
 
 class DependenciesProbe(Probe):
     name = "dependencies"
-    version = "1"
+    # 3: compiled requirement files (generated_by, hashed, transitive pins), setup.cfg, setup.py, Pipfile,
+    # Pipfile.lock, tox.ini and conda environment files, requirement files under nested requirements/ folders;
+    # yarn.lock (Yarn 1 and Berry) and pnpm-lock.yaml records
+    version = "3"
     applies_to_tasks = ("vulnerability-remediation",)
     inputs = REQUIREMENTS_GLOBS + MANIFEST_GLOBS
     produces = ("dependencies",)
 
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
-        """Files reached only through -r/-c includes are not in `inputs`; their hashes count too."""
-        roots = sorted(r.path for r in ctx.matching(REQUIREMENTS_GLOBS))
+        """Files reached only through includes are not in `inputs`; their hashes count too."""
+        by_name = _grouped(ctx)
+        texts = {p: ctx.read_text(p) for name, _ in _POINTERS for p in by_name.get(name, [])}
+        pointed = _parse_pointers(by_name, texts)
+        roots = _globbed(ctx)
+        targets = {i.target for i in pointed.includes}
         digest = hashlib.sha256()
-        for path in include_closure(roots, ctx.read_text):
+        for path in sorted(set(include_closure(sorted(set(roots) | targets), ctx.read_text)) | targets):
             record = ctx.record(path)
             digest.update(f"{path}\0{record.sha if record else '-'}\0".encode())
         return digest.hexdigest()
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
+        by_name = _grouped(ctx)
         result = Parsed()
-        roots = sorted(r.path for r in ctx.matching(REQUIREMENTS_GLOBS))
-        result.extend(parse_requirements(roots, ctx.read_text))
-        by_name: dict[str, list[str]] = {}
-        for record in ctx.matching(MANIFEST_GLOBS):
-            by_name.setdefault(PurePosixPath(record.path).name, []).append(record.path)
-        texts = {p: self._read(ctx, p, result) for paths in by_name.values() for p in sorted(paths)}
+        texts = {p: self._read(ctx, p, result) for paths in by_name.values() for p in paths}
+        pointed = _parse_pointers(by_name, texts)
+        result.extend(pointed)
+        roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
+        result.extend(parse_requirements(roots, ctx.read_text, constraint_roots))
         python = self._manifests(by_name.get("pyproject.toml", []), texts, result, parse_pyproject)
+        pipenv = self._manifests(by_name.get("Pipfile", []), texts, result, parse_pipfile)
         node = self._manifests(by_name.get("package.json", []), texts, result, parse_package_json)
         for lock, parser, manifests in (("poetry.lock", parse_poetry_lock, python), ("uv.lock", parse_uv_lock, python),
+                                        ("Pipfile.lock", parse_pipfile_lock, pipenv),
                                         ("package-lock.json", parse_package_lock, node),
                                         ("npm-shrinkwrap.json", parse_package_lock, node)):
-            for path in sorted(by_name.get(lock, [])):
+            for path in by_name.get(lock, []):
                 text = texts[path]
                 if text is not None:
-                    result.extend(parser(path, text, manifests.get(_directory(path))))
-        sums = {_directory(p): texts[p] for p in by_name.get("go.sum", [])}
-        for path in sorted(by_name.get("go.mod", [])):
+                    found = manifests.get(_directory(path))
+                    result.extend(parser(path, text, declared(found) if found is not None else None))
+        yarn_dirs = {_directory(p) for p in by_name.get("yarn.lock", [])}
+        for path in by_name.get("yarn.lock", []):
             text = texts[path]
-            if text is None:
-                continue
-            sum_text = sums.get(_directory(path))
-            checked = None
-            if sum_text is not None:
-                checked, issues = gosum_versions(sum_text, _sibling(path, "go.sum"))
-                result.issues.extend(issues)
-            result.extend(parse_gomod(path, text, checked))
+            if text is not None:
+                served = [d for folder, deps in node.items() if _nearest(folder, yarn_dirs) == _directory(path)
+                          for d in deps]
+                result.extend(parse_yarn_lock(path, text, served))
+        for path in by_name.get("pnpm-lock.yaml", []):
+            text = texts[path]
+            if text is not None:
+                result.extend(parse_pnpm_lock(path, text))
+        _go(by_name, texts, result)
         grouped = group_by_name(result.deps)
         return ProbeOutput(
             values={"dependencies": {name: [d.model_dump() for d in deps] for name, deps in grouped.items()}},
@@ -91,22 +123,84 @@ class DependenciesProbe(Probe):
         return text
 
     @staticmethod
-    def _manifests(paths: list[str], texts: dict[str, str | None], result: Parsed,
-                   parser: Callable[[str, str], Parsed]) -> dict[str, dict[str, bool]]:
-        """Parse each manifest; return directory → its declared names (for the lockfile beside it)."""
-        names: dict[str, dict[str, bool]] = {}
-        for path in sorted(paths):
+    def _manifests(paths: list[str], texts: _Texts, result: Parsed,
+                   parser: Callable[[str, str], Parsed]) -> dict[str, list[Dependency]]:
+        """Parse each manifest; return directory → its declarations (for the lockfile beside it)."""
+        found: dict[str, list[Dependency]] = {}
+        for path in paths:
             text = texts[path]
             if text is None:
                 continue
             parsed = parser(path, text)
             result.extend(parsed)
-            names[_directory(path)] = declared(parsed.deps)
-        return names
+            found[_directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
+        return found
+
+
+def _grouped(ctx: ProbeContext) -> dict[str, list[str]]:
+    """File name (conda environment files under one name) → the matching paths, sorted."""
+    by_name: dict[str, list[str]] = {}
+    for path in ctx.matching_paths(MANIFEST_GLOBS):
+        name = _CONDA if is_conda_environment(path) else PurePosixPath(path).name
+        by_name.setdefault(name, []).append(path)
+    return by_name
+
+
+def _globbed(ctx: ProbeContext) -> list[str]:
+    return ctx.matching_paths(REQUIREMENTS_GLOBS)
+
+
+def _parse_pointers(by_name: dict[str, list[str]], texts: _Texts) -> Parsed:
+    result = Parsed()
+    for name, parser in _POINTERS:
+        for path in by_name.get(name, []):
+            text = texts.get(path)
+            if text is not None:
+                result.extend(parser(path, text))
+    return result
+
+
+def _requirement_roots(ctx: ProbeContext, includes: list[Include], result: Parsed) -> tuple[list[str], set[str]]:
+    """The requirement files to read: found by name, or named by another manifest (those must exist).
+
+    Returns the roots and those of them that manifests name only with -c (constraints files)."""
+    globbed = set(_globbed(ctx))
+    wanted, constrained = set(), set()
+    for include in includes:
+        if not ctx.has(include.target):
+            result.issues.append(Issue(f"included file not found: {include.target}", include.file, include.line))
+        elif include.kind == "c":
+            constrained.add(include.target)
+        else:
+            wanted.add(include.target)
+    return sorted(globbed | wanted | constrained), constrained - wanted - globbed
+
+
+def _go(by_name: dict[str, list[str]], texts: _Texts, result: Parsed) -> None:
+    sums = {_directory(p): texts[p] for p in by_name.get("go.sum", [])}
+    for path in by_name.get("go.mod", []):
+        text = texts[path]
+        if text is None:
+            continue
+        sum_text = sums.get(_directory(path))
+        checked = None
+        if sum_text is not None:
+            checked, issues = gosum_versions(sum_text, _sibling(path, "go.sum"))
+            result.issues.extend(issues)
+        result.extend(parse_gomod(path, text, checked))
 
 
 def _directory(path: str) -> str:
     return str(PurePosixPath(path).parent)
+
+
+def _nearest(folder: str, candidates: set[str]) -> str | None:
+    """The closest of `candidates` at or above `folder` (a workspace's lockfile is at its root)."""
+    current = PurePosixPath(folder)
+    for step in (current, *current.parents):
+        if str(step) in candidates:
+            return str(step)
+    return None
 
 
 def _sibling(path: str, name: str) -> str:

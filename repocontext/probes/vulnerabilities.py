@@ -42,7 +42,7 @@ class _Hit:
 
 class VulnerabilitiesProbe(Probe):
     name = "vulnerabilities"
-    version = "2"
+    version = "3"
     applies_to_tasks = ("vulnerability-remediation",)
     inputs = ()
     produces = ("vulnerabilities",)
@@ -141,8 +141,9 @@ def _load_cached(source: str) -> AdvisoryDB:
 
 def _fix_choice(db: AdvisoryDB, ecosystem: str, package: str, version: str) -> FixChoice:
     remedy = choose_remedy(db.for_package(ecosystem, package), ecosystem, package, version)
-    return FixChoice(version=remedy.version, same_line=remedy.same_line,
-                     advisories=sorted(hit.id for hit in remedy.affected_by), reason=remedy.reason)
+    # The conclusion only: each finding carries its own ranges, and the package's findings at this version
+    # are the advisories the choice clears; repeating them in every finding grew a package's slice as N².
+    return FixChoice(version=remedy.version, same_line=remedy.same_line, reason=remedy.conclusion)
 
 
 def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> dict[str, dict[str, Any]]:

@@ -25,6 +25,6 @@ Decisions (each module's docstring has the details):
 
 from subgraphs.distroless_migration.graph import build_graph
 from subgraphs.distroless_migration.recipes import RECIPES
-from subgraphs.distroless_migration.work import split_work
+from subgraphs.distroless_migration.work import ITEM_INPUTS, list_work, nothing_listed, split_work
 
-__all__ = ["RECIPES", "build_graph", "split_work"]
+__all__ = ["ITEM_INPUTS", "RECIPES", "build_graph", "list_work", "nothing_listed", "split_work"]

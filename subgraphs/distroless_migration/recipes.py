@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.bundle.model import Bundle
-from planner.chain.recipes import Recipe
+from planner.chain.recipes import Recipe, RepoFiles
 from planner.chain.work import WorkItem
 from planner.plan import Edit, Plan
 from repocontext.model import ShellEvidence
@@ -12,15 +12,15 @@ from subgraphs.distroless_migration.models import DockerfileMigration
 from subgraphs.distroless_migration.work import deployment_evidence, options_from
 
 
-def _text(bundle: Bundle, path: str) -> str:
-    """The Dockerfile's text: the one place the recipe reads it (the planner may supply the whole file)."""
-    return bundle.files[path]
-
-
-def _migrate(bundle: Bundle, path: str) -> DockerfileMigration:
-    evidence = [ShellEvidence.model_validate(e) for e in deployment_evidence(bundle)]
-    return migrate_dockerfile(path, _text(bundle, path), options_from(bundle.inputs), bundle.files.get,
-                              files=sorted(bundle.files), deployment_evidence=evidence)
+def _migrate(bundle: Bundle, item: WorkItem, files: RepoFiles) -> DockerfileMigration:
+    """Migrate the whole Dockerfile (the bundle's copy may be cut; that only limits what an LLM sees)."""
+    path = item.data["path"]
+    text = files(path)
+    assert text is not None  # match() declined an unreadable file
+    records = item.data["deployment_evidence"] if "deployment_evidence" in item.data else deployment_evidence(bundle)
+    evidence = [ShellEvidence.model_validate(e) for e in records]
+    return migrate_dockerfile(path, text, options_from(bundle.inputs), files,
+                              files=sorted({*bundle.files, path}), deployment_evidence=evidence)
 
 
 class ChainguardMigration(Recipe):
@@ -31,23 +31,21 @@ class ChainguardMigration(Recipe):
     version = "1"
     task_class = "distroless-migration"
 
-    def match(self, bundle: Bundle, item: WorkItem) -> str | None:
+    def match(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> str | None:
         path = item.data["path"]
-        entry = next((e for e in bundle.entries if e.kind == "file" and e.target == path and e.status in
-                      ("included", "requested")), None)
-        if entry is None or path not in bundle.files:
-            return f"{path} is not loaded whole in the bundle"
-        migration = _migrate(bundle, path)
+        if files(path) is None:
+            return f"{path} cannot be read"
+        migration = _migrate(bundle, item, files)
         declined = [n for s in migration.stages for n in s.notes if n.startswith("not migrated:")]
         problems = [n for n in migration.notes if "parse" in n.lower()]
         if declined or problems:
             return "; ".join(declined + problems)
         return None
 
-    def apply(self, bundle: Bundle, item: WorkItem) -> Plan:
+    def apply(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> Plan:
         path = item.data["path"]
-        migration = _migrate(bundle, path)
-        edits = [Edit(file=path, old=_text(bundle, path), new=migration.new_text, reason="Chainguard migration")] \
+        migration = _migrate(bundle, item, files)
+        edits = [Edit(file=path, old=files(path) or "", new=migration.new_text, reason="Chainguard migration")] \
             if migration.changed else []
         summary = migration.summary()
         return Plan(summary=f"{path}: {summary['line']}",

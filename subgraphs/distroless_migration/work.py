@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from planner.bundle.model import Bundle
 from planner.chain.work import WorkItem
 from planner.errors import PlannerError
+from repocontext.lazyjson import plain
 from repocontext.probes.containers import is_dockerfile
 from subgraphs.distroless_migration.options import MappingError, MigrationOptions, UserMapping, load_mapping
 
@@ -21,8 +24,44 @@ def dockerfiles(bundle: Bundle) -> list[str]:
     return sorted(named)
 
 
+ITEM_INPUTS = ("dockerfile",)  # each Dockerfile's bundle is scoped to it
+
+
+def _item(path: str, evidence: list[dict[str, Any]] | None = None) -> WorkItem:
+    data: dict[str, Any] = {"path": path}
+    if evidence is not None:
+        data["deployment_evidence"] = evidence
+    return WorkItem(id=path, title=f"Migrate {path}", data=data, inputs={"dockerfile": path})
+
+
+def concerns(manifest: str, dockerfile: str) -> bool:
+    """A compose or Kubernetes file is taken to concern the Dockerfiles at or below its own directory (a
+    sample app's compose.yaml builds its app/Dockerfile; a root one may override any image)."""
+    folder = posixpath.dirname(manifest)
+    return not folder or dockerfile.startswith(folder + "/")
+
+
+def list_work(context: Mapping[str, Any], inputs: Mapping[str, str]) -> list[WorkItem]:
+    """One item per Dockerfile the gather parsed (narrowed by the dockerfile input). Each carries the
+    deployment evidence (compose/Kubernetes command overrides) that concerns it, whole, from the RepoContext."""
+    containers = context.get("containers") or {}
+    paths = sorted({str(d["path"]) for d in containers.get("dockerfiles", [])})
+    evidence = [plain(e) for e in containers.get("shell_evidence", [])
+                if str(e.get("kind", "")).startswith("deployment-")]
+    wanted = inputs.get("dockerfile")
+    return [_item(path, [e for e in evidence if concerns(e["file"], path)]) for path in paths
+            if not wanted or path == wanted.removeprefix("./")]
+
+
+def nothing_listed(context: Mapping[str, Any], inputs: Mapping[str, str]) -> str:
+    if inputs.get("dockerfile"):
+        return f"the RepoContext has no Dockerfile {inputs['dockerfile']}"
+    return "the gather found no Dockerfile (Dockerfile, *.Dockerfile, Dockerfile.*, Containerfile)"
+
+
 def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
-    return [WorkItem(id=path, title=f"Migrate {path}", data={"path": path}) for path in dockerfiles(bundle)]
+    """Without a RepoContext (bootstrap): the Dockerfiles the bundle selected."""
+    return [_item(path) for path in dockerfiles(bundle)]
 
 
 _TRUE, _FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off", ""})
