@@ -35,8 +35,14 @@ def pending_result(state: TaskState) -> ItemResult | None:
     status = "needs_llm" if pending == "needs_llm" else "failed"
     why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
            "the exact prompt is saved with the run") if status == "needs_llm" else pending
-    return ItemResult(item=item, status=status, report=f"### {item.title}\n\n{why}\n", error=why,
-                      prompt=state.get("prompt"))
+    declined = list(state.get("declined") or [])
+    blockers = [Blocker(kind="recipe-declined", message=reason,
+                        fix="configure a model (--model provider:name) to let the LLM plan it, or remove the cause")
+                for reason in declined] if status == "needs_llm" else []
+    shown = "".join(f"- {reason}\n" for reason in declined)
+    report = f"### {item.title}\n\n{why}\n" + (f"\nThe recipes declined:\n\n{shown}" if shown else "")
+    return ItemResult(item=item, status=status, report=report, error=why, prompt=state.get("prompt"),
+                      blockers=blockers)
 
 
 def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:

@@ -74,3 +74,15 @@ def test_a_compose_file_concerns_only_the_dockerfiles_below_it(home: Path, make_
     data = {o["item"]["id"]: o["item"]["data"] for o in state["outcomes"]}
     assert [e["file"] for e in data["one/app/Dockerfile"]["deployment_evidence"]] == ["one/compose.yaml"]
     assert data["two/app/Dockerfile"]["deployment_evidence"] == []
+
+
+def test_a_declined_item_names_why_the_recipe_declined(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"Dockerfile": "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.10\nCOPY ./app /app\n"})
+    result = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--json")
+    out = json.loads(result.stdout)
+    assert result.returncode == ExitCode.NEEDS_LLM
+    [item] = out["items"]
+    assert item["status"] == "needs_llm"
+    [blocker] = item["blockers"]
+    assert blocker["kind"] == "recipe-declined" and "tiangolo/uvicorn-gunicorn-fastapi" in blocker["message"]
+    assert "--model" in blocker["fix"]

@@ -86,7 +86,8 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
     reason = "; ".join(tried) or "no recipes for this task class"
-    return {"plan": None, "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
+    return {"plan": None, "declined": tried,
+            "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 
 
 def solved_example_rag(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
