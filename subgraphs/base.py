@@ -32,17 +32,21 @@ def pending_result(state: TaskState) -> ItemResult | None:
         return ItemResult(item=item, status="over_budget", report=f"### {item.title}\n\n**Over budget:** {why}\n",
                           error=why, blockers=[Blocker(kind="over-budget", message=why,
                                                        fix="narrow the TCCM's must_read or raise its budget")])
+    declined = list(state.get("declined") or [])
+    if pending == "needs_llm" and declined:
+        # A recipe knows why it cannot do this item: that is a blocker a person can act on (or a model can try,
+        # once configured), not an unexplained gap. Only an item no recipe had a word for needs an LLM.
+        blockers = [Blocker(kind="recipe-declined", message=reason,
+                            fix="remove the cause, or configure a model (--model provider:name) to let an LLM plan it")
+                    for reason in declined]
+        shown = "".join(f"- {reason}\n" for reason in declined)
+        return ItemResult(item=item, status="blocked", report=f"### {item.title}\n\n**Blocked:**\n\n{shown}",
+                          error="; ".join(declined), prompt=state.get("prompt"), blockers=blockers)
     status = "needs_llm" if pending == "needs_llm" else "failed"
     why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
            "the exact prompt is saved with the run") if status == "needs_llm" else pending
-    declined = list(state.get("declined") or [])
-    blockers = [Blocker(kind="recipe-declined", message=reason,
-                        fix="configure a model (--model provider:name) to let the LLM plan it, or remove the cause")
-                for reason in declined] if status == "needs_llm" else []
-    shown = "".join(f"- {reason}\n" for reason in declined)
-    report = f"### {item.title}\n\n{why}\n" + (f"\nThe recipes declined:\n\n{shown}" if shown else "")
-    return ItemResult(item=item, status=status, report=report, error=why, prompt=state.get("prompt"),
-                      blockers=blockers)
+    return ItemResult(item=item, status=status, report=f"### {item.title}\n\n{why}\n", error=why,
+                      prompt=state.get("prompt"))
 
 
 def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:

@@ -51,11 +51,14 @@ def test_every_dockerfile_migrated_with_blockers_reported(home: Path, make_repo:
     assert (repo / "api/Dockerfile").read_text() == API  # only a patch; the repo is untouched
 
 
-def test_unknown_base_image_goes_to_the_llm(home: Path, make_repo: Callable[..., Path]) -> None:
+def test_unknown_base_image_is_blocked_without_a_model_and_goes_to_the_llm_with_one(
+        home: Path, make_repo: Callable[..., Path]) -> None:
     dockerfile = "FROM registry.internal/mycorp/base:7\nCOPY app /app\nCMD [\"/app\"]\n"
     repo = make_repo({"Dockerfile": dockerfile, "app": "binary\n"})
     waiting = dispatch(Settings.from_env(), "distroless-migration", repo, {}, {})
-    assert waiting["status"] == "needs_llm"
+    assert waiting["status"] == "blocked"
+    [blocker] = waiting["outcomes"][0]["blockers"]
+    assert blocker["kind"] == "recipe-declined" and "mycorp/base" in blocker["message"]
     declined = next(s for s in waiting["stages"] if s["stage"] == "recipe_match")
     assert declined["outcome"] == "no_match" and "not migrated" in declined["reason"]
     plan = {"summary": "Move to the static image", "edits": [

@@ -76,13 +76,13 @@ def test_a_compose_file_concerns_only_the_dockerfiles_below_it(home: Path, make_
     assert data["two/app/Dockerfile"]["deployment_evidence"] == []
 
 
-def test_a_declined_item_names_why_the_recipe_declined(home: Path, make_repo: Callable[..., Path]) -> None:
+def test_an_item_every_recipe_declines_is_blocked_with_the_reasons(home: Path, make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"Dockerfile": "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.10\nCOPY ./app /app\n"})
     result = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--json")
     out = json.loads(result.stdout)
-    assert result.returncode == ExitCode.NEEDS_LLM
+    assert result.returncode == ExitCode.BLOCKED
     [item] = out["items"]
-    assert item["status"] == "needs_llm"
+    assert item["status"] == "blocked"
     [blocker] = item["blockers"]
     assert blocker["kind"] == "recipe-declined" and "tiangolo/uvicorn-gunicorn-fastapi" in blocker["message"]
     assert "--model" in blocker["fix"]

@@ -60,4 +60,5 @@ def test_every_vulnerable_package_gets_an_item_and_a_patch_when_fixable(
             assert outcome["status"] == "succeeded", outcome
             assert f"+{package}=={target}\n" in state["patch"]
         else:
-            assert outcome["status"] == "needs_llm"  # no fixed version clears it: said, never "no changes"
+            assert outcome["status"] == "blocked"  # no fixed version clears it: said, never "no changes"
+            assert "no named fixed version clears every advisory" in outcome["blockers"][0]["message"]
