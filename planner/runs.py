@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from planner.errors import EnvironmentProblem, PlannerError
-from planner.sqlite import open_db
+from planner.sqlite import durable_enough, open_db
 from repocontext.store import atomic_write
 
 _SCHEMA = """
@@ -52,6 +52,7 @@ class RunStore:
     def checkpointer(self) -> SqliteSaver:
         try:
             conn = sqlite3.connect(self.home / "checkpoints.sqlite", check_same_thread=False, timeout=30)
+            durable_enough(conn)
         except sqlite3.Error as exc:
             raise EnvironmentProblem(f"cannot open checkpoints under {self.home}: {exc}") from None
         return SqliteSaver(conn)

@@ -57,7 +57,7 @@ class WorkState(RunInputs, WorkOutput, total=False):
     pending: str  # why no plan yet (e.g. "needs_llm", "over_budget")
     error: str  # the error behind `pending` (e.g. the budget error naming the entries and sizes)
     prompt: str  # the exact prompt the LLM stage sent, or would have sent
-    declined: list[str]  # why each recipe did not apply ("name@version: reason"), for the item's blockers
+    declined: list[Record]  # Decline.model_dump per recipe that did not apply ("name@version: reason", file, line)
 
 
 class TaskState(WorkState, total=False):

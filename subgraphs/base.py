@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from planner.bundle.view import read_repo_file
+from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.context import RunContext
 from planner.plan import EditError, Plan, apply_edits
@@ -32,16 +33,17 @@ def pending_result(state: TaskState) -> ItemResult | None:
         return ItemResult(item=item, status="over_budget", report=f"### {item.title}\n\n**Over budget:** {why}\n",
                           error=why, blockers=[Blocker(kind="over-budget", message=why,
                                                        fix="narrow the TCCM's must_read or raise its budget")])
-    declined = list(state.get("declined") or [])
+    declined = [Decline.model_validate(d) for d in state.get("declined") or []]
     if pending == "needs_llm" and declined:
         # A recipe knows why it cannot do this item: that is a blocker a person can act on (or a model can try,
         # once configured), not an unexplained gap. Only an item no recipe had a word for needs an LLM.
-        blockers = [Blocker(kind="recipe-declined", message=reason,
+        blockers = [Blocker(kind="recipe-declined", file=d.file, line=d.line, message=d.reason,
                             fix="remove the cause, or configure a model (--model provider:name) to let an LLM plan it")
-                    for reason in declined]
-        shown = "".join(f"- {reason}\n" for reason in declined)
+                    for d in declined]
+        shown = "".join(f"- {d.file + ':' + str(d.line) + ': ' if d.file and d.line else ''}{d.reason}\n"
+                        for d in declined)
         return ItemResult(item=item, status="blocked", report=f"### {item.title}\n\n**Blocked:**\n\n{shown}",
-                          error="; ".join(declined), prompt=state.get("prompt"), blockers=blockers)
+                          error="; ".join(d.reason for d in declined), prompt=state.get("prompt"), blockers=blockers)
     status = "needs_llm" if pending == "needs_llm" else "failed"
     why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
            "the exact prompt is saved with the run") if status == "needs_llm" else pending

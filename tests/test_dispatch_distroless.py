@@ -59,6 +59,7 @@ def test_unknown_base_image_is_blocked_without_a_model_and_goes_to_the_llm_with_
     assert waiting["status"] == "blocked"
     [blocker] = waiting["outcomes"][0]["blockers"]
     assert blocker["kind"] == "recipe-declined" and "mycorp/base" in blocker["message"]
+    assert (blocker["file"], blocker["line"]) == ("Dockerfile", 1)  # the FROM it could not map
     declined = next(s for s in waiting["stages"] if s["stage"] == "recipe_match")
     assert declined["outcome"] == "no_match" and "not migrated" in declined["reason"]
     plan = {"summary": "Move to the static image", "edits": [

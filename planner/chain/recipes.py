@@ -16,12 +16,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
 from planner.bundle.model import Bundle
 from planner.bundle.view import read_repo_file
 from planner.chain.work import WorkItem
 from planner.plan import Plan
 
 WHOLE = frozenset({"included", "requested"})
+
+
+class Decline(BaseModel):
+    """Why a recipe does not apply, and where when it can say (the item's blocker points there)."""
+
+    reason: str
+    file: str | None = None
+    line: int | None = None
 
 
 class RepoFiles:
@@ -55,8 +65,8 @@ class Recipe:
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def match(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> str | None:  # pragma: no cover
-        """None when the recipe applies; otherwise the reason it does not."""
+    def match(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> str | Decline | None:  # pragma: no cover
+        """None when the recipe applies; otherwise the reason it does not (a Decline when it knows where)."""
         raise NotImplementedError
 
     def apply(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> Plan:  # pragma: no cover - interface

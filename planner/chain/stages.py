@@ -17,7 +17,7 @@ from planner.bundle.request import request
 from planner.bundle.view import open_view
 from planner.chain import llm
 from planner.chain.examples import DEFAULT_THRESHOLD, SolvedExamples
-from planner.chain.recipes import RepoFiles
+from planner.chain.recipes import Decline, RepoFiles
 from planner.chain.work import WorkItem
 from planner.context import RunContext
 from planner.errors import BudgetError
@@ -70,23 +70,24 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
-    tried: list[str] = []
+    tried: list[Decline] = []
     files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:
         why = recipe.match(bundle, item, files)
         if why is not None:
-            tried.append(f"{recipe.ref}: {why}")
+            decline = why if isinstance(why, Decline) else Decline(reason=why)
+            tried.append(decline.model_copy(update={"reason": f"{recipe.ref}: {decline.reason}"}))
             continue
         plan = recipe.apply(bundle, item, files).model_copy(update={"source": "recipe", "recipe": recipe.ref})
         problem = _problem(plan, state["repo"])
         if problem:
-            tried.append(f"{recipe.ref}: matched, but {problem}")
+            tried.append(Decline(reason=f"{recipe.ref}: matched, but {problem}"))
             continue
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
-    reason = "; ".join(tried) or "no recipes for this task class"
-    return {"plan": None, "declined": tried,
+    reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
+    return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.bundle.model import Bundle
-from planner.chain.recipes import Recipe, RepoFiles
+from planner.chain.recipes import Decline, Recipe, RepoFiles
 from planner.chain.work import WorkItem
 from planner.plan import Edit, Plan
 from repocontext.model import ShellEvidence
@@ -31,15 +31,17 @@ class ChainguardMigration(Recipe):
     version = "1"
     task_class = "distroless-migration"
 
-    def match(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> str | None:
+    def match(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> Decline | None:
         path = item.data["path"]
         if files(path) is None:
-            return f"{path} cannot be read"
+            return Decline(reason=f"{path} cannot be read", file=path)
         migration = _migrate(bundle, item, files)
-        declined = [n for s in migration.stages for n in s.notes if n.startswith("not migrated:")]
+        stages = [s for s in migration.stages if any(n.startswith("not migrated:") for n in s.notes)]
+        declined = [n for s in stages for n in s.notes if n.startswith("not migrated:")]
         problems = [n for n in migration.notes if "parse" in n.lower()]
         if declined or problems:
-            return "; ".join(declined + problems)
+            # Points at the first FROM it could not map; the reason names every one.
+            return Decline(reason="; ".join(declined + problems), file=path, line=stages[0].line if stages else None)
         return None
 
     def apply(self, bundle: Bundle, item: WorkItem, files: RepoFiles) -> Plan:
