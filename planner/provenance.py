@@ -121,9 +121,7 @@ class ProvenanceStore:
             atomic_write(path, record.model_dump_json(indent=2) + "\n")
             with (self.dir / "index.jsonl").open("a", encoding="utf-8") as index:
                 fcntl.flock(index, fcntl.LOCK_EX)
-                index.write(json.dumps(summary, sort_keys=True) + "\n")
-                index.flush()
-                os.fsync(index.fileno())
+                index.write(json.dumps(summary, sort_keys=True) + "\n")  # one write: survives kill -9 whole
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write provenance under {self.dir}: {exc.strerror}") from exc
         return path
