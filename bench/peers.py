@@ -131,7 +131,9 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
         if shutil.which("repomix"):
             times["repomix"].append(timed(["repomix", str(tree), "-o", str(work / "packed.xml"), "--quiet"])[0])
         if aider:
-            times["aider repo map"].append(timed([aider, "-c", AIDER_MAP, str(tree)])[0])
+            times["aider repo map"].append(timed([aider, "-c", AIDER_MAP, str(tree)], cwd=work)[0])
+            for cache in tree.glob(".aider.tags.cache*"):  # its tag cache: remove it, so each run is cold
+                shutil.rmtree(cache, ignore_errors=True)
     ours_tokens = context_tokens(home, tree)
     packed = work / "packed.xml"
     if packed.is_file():
