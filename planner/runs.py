@@ -13,13 +13,14 @@ import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.sqlite import durable_enough, open_db
 from repocontext.store import atomic_write
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -50,6 +51,8 @@ class RunStore:
         self.db = open_db(home / "runs.sqlite", _SCHEMA, f"the run store under {home}")
 
     def checkpointer(self) -> SqliteSaver:
+        from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
+
         try:
             conn = sqlite3.connect(self.home / "checkpoints.sqlite", check_same_thread=False, timeout=30)
             durable_enough(conn)
