@@ -74,6 +74,16 @@ class RunStore:
                             (run_id, task_class, repo, json.dumps(inputs, sort_keys=True),
                              json.dumps(options, sort_keys=True), "running", os.getpid(), _now(), _now()))
 
+    def adopt(self, row: dict[str, Any]) -> bool:
+        """Add a run made in another PLANNER_HOME (a portfolio worker's); False when this id is already known."""
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+                (row["id"], row["task_class"], row["repo"], json.dumps(row["inputs"], sort_keys=True),
+                 json.dumps(row["options"], sort_keys=True), row["status"], None, row["created_at"],
+                 row["updated_at"]))
+        return cursor.rowcount == 1
+
     def set_status(self, run_id: str, status: str) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET status = ?, pid = ?, updated_at = ? WHERE id = ?",
