@@ -58,7 +58,8 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
     from kombu.exceptions import OperationalError
     from redis.exceptions import RedisError
 
-    return (OperationalError, RedisError, ConnectionError, TimeoutError)
+    # RuntimeError: celery's Redis result backend gives up reconnecting with one
+    return (OperationalError, RedisError, ConnectionError, TimeoutError, RuntimeError)
 
 
 class CeleryEngine:
@@ -67,34 +68,39 @@ class CeleryEngine:
     def __init__(self, broker: str) -> None:
         self.broker = broker
         self.app = make_app(broker)
+        self.errors = _connection_errors()
+
+    def _io(self, call: Callable[[], Any]) -> Any:
+        """A broker or backend call; losing either is BrokerDown, which pauses the portfolio."""
+        try:
+            return call()
+        except self.errors as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
+            raise BrokerDown(f"broker {self._shown()} unreachable ({exc.__class__.__name__}: {detail})") from None
 
     def run(self, jobs: list[Job], on_start: Callable[[Job, str | None], None],
             on_result: Callable[[Result], None]) -> None:
-        errors = _connection_errors()
-        try:
-            waiting = {}
-            for job in jobs:
-                async_result = self.app.send_task(TASK, args=[job.model_dump(mode="json")])
-                waiting[async_result.id] = (job, async_result)
-                on_start(job, async_result.id)
-            self._collect(waiting, on_result)
-        except errors as exc:
-            raise BrokerDown(f"broker {self._shown()} unreachable ({exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from None
+        self._io(lambda: self.app.connection_for_write().ensure_connection(max_retries=1))
+        waiting = {}
+        for job in jobs:
+            async_result = self._io(lambda job=job: self.app.send_task(TASK, args=[job.model_dump(mode="json")]))
+            waiting[async_result.id] = (job, async_result)
+            on_start(job, async_result.id)
+        self._collect(waiting, on_result)
 
     def _collect(self, waiting: dict[str, tuple[Job, Any]], on_result: Callable[[Result], None]) -> None:
         while waiting:
             for task_id in list(waiting):
                 job, async_result = waiting[task_id]
-                if not async_result.ready():
+                if not self._io(async_result.ready):
                     continue
                 del waiting[task_id]
-                if async_result.successful():
-                    on_result(Result.model_validate(async_result.result))
+                if self._io(async_result.successful):
+                    on_result(Result.model_validate(self._io(lambda r=async_result: r.result)))
                 else:
                     on_result(Result(repo=job.repo, key=job.key, commit=job.commit, status="error", exit_code=5,
                                      error=f"worker raised {async_result.result!r}"))
-                async_result.forget()
+                self._io(async_result.forget)
             if waiting:
                 time.sleep(POLL_S)
 
