@@ -52,7 +52,7 @@ def _finish(settings: Settings, spec: Spec, runner: coordinator.Runner, as_json:
     coordinator.run(settings, spec, runner, _progress(as_json, [0]))
     store = PortfolioStore(settings.home)
     try:
-        summary = report.summary(store, spec.id)
+        summary = report.summary(store, spec.id, full=as_json)
     finally:
         store.close()
     _show_report(summary, as_json, settings)

@@ -41,6 +41,8 @@ class LocalEngine:
 
     def run(self, jobs: list[Job], on_start: OnStart, on_result: OnResult) -> None:
         remaining = list(jobs)
+        if not remaining:
+            return
         for attempt in range(POOL_RESTARTS + 1):
             remaining = self._pool(remaining, on_start, on_result)
             if not remaining:
