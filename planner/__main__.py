@@ -1,3 +1,4 @@
 from planner.cli import main
 
-main()
+if __name__ == "__main__":  # a spawned portfolio pool process imports this module: it must not run the CLI
+    main()

@@ -74,4 +74,16 @@ def final_state(settings: Settings, run_id: str) -> dict[str, Any]:
     runs = RunStore(settings.home)
     row = runs.get(run_id)
     values = dict(build_graph(runs.checkpointer()).get_state(_config(row["id"])).values)
+    if not values:  # a run made by a portfolio worker elsewhere: its artifacts came back, its checkpoints did not
+        values = _from_artifacts(runs, row)
     return {**values, "run": row}
+
+
+def _from_artifacts(runs: RunStore, row: dict[str, Any]) -> dict[str, Any]:
+    folder = runs.artifacts(row["id"])
+    files = {"report": "report.md", "patch": "patch.diff"}
+    found = {key: folder / name for key, name in files.items() if (folder / name).is_file()}
+    if not found:
+        return {}
+    return {"status": row["status"], "artifacts": {k: str(p) for k, p in found.items()},
+            **{k: p.read_text(encoding="utf-8") for k, p in found.items()}}

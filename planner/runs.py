@@ -13,13 +13,14 @@ import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.sqlite import durable_enough, open_db
 from repocontext.store import atomic_write
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -50,6 +51,8 @@ class RunStore:
         self.db = open_db(home / "runs.sqlite", _SCHEMA, f"the run store under {home}")
 
     def checkpointer(self) -> SqliteSaver:
+        from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
+
         try:
             conn = sqlite3.connect(self.home / "checkpoints.sqlite", check_same_thread=False, timeout=30)
             durable_enough(conn)
@@ -70,6 +73,16 @@ class RunStore:
             self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
                             (run_id, task_class, repo, json.dumps(inputs, sort_keys=True),
                              json.dumps(options, sort_keys=True), "running", os.getpid(), _now(), _now()))
+
+    def adopt(self, row: dict[str, Any]) -> bool:
+        """Add a run made in another PLANNER_HOME (a portfolio worker's); False when this id is already known."""
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+                (row["id"], row["task_class"], row["repo"], json.dumps(row["inputs"], sort_keys=True),
+                 json.dumps(row["options"], sort_keys=True), row["status"], None, row["created_at"],
+                 row["updated_at"]))
+        return cursor.rowcount == 1
 
     def set_status(self, run_id: str, status: str) -> None:
         with self.db:

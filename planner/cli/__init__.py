@@ -1,4 +1,9 @@
-"""The `planner` command line. Errors are one line on stderr with a meaningful exit code."""
+"""The `planner` command line. Errors are one line on stderr with a meaningful exit code.
+
+Commands are loaded on demand from COMMANDS (name → "module:attribute", one-line help), so
+`planner --help` or `planner gather` never imports the graph stack (langgraph, langchain)
+they do not use. To add a command, add one row; the module is imported only when it runs.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +12,44 @@ import sys
 
 import typer
 
-from planner.cli import bundle, dispatch, gather, hooks, hotviews, learn, runs, task_classes
+from planner.cli.lazy import LazyGroup
 from planner.cli.output import error_line
 from planner.errors import ExitCode, PlannerError
 
+# name → (target, help). A target naming a typer.Typer is a command group, a function a single command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "task-classes": ("planner.cli.task_classes:app", "List, show, validate task classes (TCCM files)."),
+    "runs": ("planner.cli.runs:app", "Dispatched runs and recorded bundle builds."),
+    "hooks": ("planner.cli.hooks:app", "Git hooks that re-gather after commit, merge and rewrite."),
+    "learn": ("planner.cli.learn:app", "Usefulness telemetry (Stage 7): which TCCM entries helped."),
+    "hotviews": ("planner.cli.hotviews:app", "Hot views: pre-rendered bundle slices in Redis."),
+    "portfolio": ("planner.cli.portfolio:app", "Run a task class across many repositories."),
+    "gather": ("planner.cli.gather:gather_command", "Snapshot a repository into a RepoContext."),
+    "bundle": ("planner.cli.bundle:bundle_command", "Build, record and show a task class's Context Bundle."),
+    "dispatch": ("planner.cli.dispatch:dispatch_command", "Run a task class on a repository."),
+    "provenance": ("planner.cli.runs:provenance_command", "Show the provenance record of a run or bundle build."),
+    "worker": ("planner.cli.worker:worker_command", "Serve portfolio runs from a Celery broker."),
+}
+
+
+
+class PlannerGroup(LazyGroup):
+    table = COMMANDS
+
+
 app = typer.Typer(
     name="planner",
+    cls=PlannerGroup,
     help="Task-class context manifests, provenance-logged context bundles and the maintenance planner.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(task_classes.app, name="task-classes")
-app.add_typer(runs.app, name="runs")
-app.add_typer(hooks.app, name="hooks")
-app.add_typer(learn.app, name="learn")
-app.add_typer(hotviews.app, name="hotviews")
-app.command("gather")(gather.gather_command)
-app.command("bundle")(bundle.bundle_command)
-app.command("dispatch")(dispatch.dispatch_command)
-app.command("provenance")(runs.provenance_command)
+
+
+@app.callback()
+def _root() -> None:
+    """Task-class context manifests, provenance-logged context bundles and the maintenance planner."""
 
 
 def main() -> None:
@@ -45,4 +68,4 @@ def main() -> None:
         sys.exit(70)
 
 
-__all__ = ["ExitCode", "app", "main"]
+__all__ = ["COMMANDS", "ExitCode", "app", "main"]

@@ -8,12 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.chain.llm import init_model
 from planner.cli.bundle import print_record
-from planner.cli.dispatch import exit_for, live, report
 from planner.cli.output import console, emit_json
 from planner.config import Settings
-from planner.dispatch import final_state, resume
 from planner.errors import PlannerError
 from planner.provenance import ProvenanceStore
 from planner.runs import RunStore
@@ -52,6 +49,8 @@ def list_command(as_json: JsonOpt = False) -> None:
 @app.command("show")
 def show_command(run_id: RunArg, as_json: JsonOpt = False) -> None:
     """A run's status, report and patch (or a bundle build's provenance)."""
+    from planner.dispatch import final_state  # the graph stack: only for a run's state
+
     settings = Settings.from_env()
     try:
         state = final_state(settings, run_id)
@@ -75,6 +74,10 @@ def resume_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Continue an interrupted or failed run from its last checkpoint."""
+    from planner.chain.llm import init_model
+    from planner.cli.dispatch import exit_for, live, report
+    from planner.dispatch import resume
+
     settings = Settings.from_env()
     spec = model or settings.model
     state = resume(settings, run_id, init_model(spec) if spec else None, spec, live(as_json))

@@ -6,12 +6,10 @@ and `tree-sitter-go` wheels (compiled, no download at run time).
 
 from __future__ import annotations
 
+import importlib
 from functools import cache, lru_cache
 
 import tree_sitter
-import tree_sitter_go
-import tree_sitter_javascript
-import tree_sitter_typescript
 
 Node = tree_sitter.Node
 
@@ -19,13 +17,14 @@ Node = tree_sitter.Node
 @cache
 def language(name: str) -> tree_sitter.Language:
     """`name` is "javascript", "typescript", "tsx" or "go"."""
-    raw = {
-        "javascript": tree_sitter_javascript.language,
-        "typescript": tree_sitter_typescript.language_typescript,
-        "tsx": tree_sitter_typescript.language_tsx,
-        "go": tree_sitter_go.language,
-    }[name]()
-    return tree_sitter.Language(raw)
+    # A grammar is imported only when a file of its language is parsed: most commands never parse one.
+    module, function = {
+        "javascript": ("tree_sitter_javascript", "language"),
+        "typescript": ("tree_sitter_typescript", "language_typescript"),
+        "tsx": ("tree_sitter_typescript", "language_tsx"),
+        "go": ("tree_sitter_go", "language"),
+    }[name]
+    return tree_sitter.Language(getattr(importlib.import_module(module), function)())
 
 
 @cache

@@ -1,0 +1,108 @@
+"""Benchmark: whole-process CLI start-up (not a timed test).
+
+Three figures, each the median of several runs of a fresh `python -m planner` process:
+1. `planner --help`;
+2. `planner gather REPO` after a one-file commit on a ~1,700-file real repository (installed
+   packages' source copied into a git repo; the first gather is not timed);
+3. `planner dispatch vulnerability-remediation` on the bundled example (examples/shop, in a copy).
+
+Bytecode is written once first (to a temporary PYTHONPYCACHEPREFIX), as after a pip install.
+`--before DIR` runs the same commands with DIR's virtualenv and checkout as well (e.g. the main
+checkout before lazy imports), so before/after come from the same machine at the same time.
+Run: python bench/startup.py [--rounds N] [--before /path/to/other/checkout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+PACKAGES = ("celery", "kombu", "langchain_core", "langgraph", "pydantic", "rich", "redis", "yaml", "typer",
+            "packaging", "hypothesis", "langsmith", "click", "fakeredis", "semver")
+GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "b@example.com"}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def real_repo(root: Path) -> Path:
+    """Real third-party source in one git repository, with manifests a maintainer would have."""
+    for name in PACKAGES:
+        try:
+            source = Path(next(iter(importlib.import_module(name).__path__)))
+        except (ImportError, StopIteration):
+            continue
+        shutil.copytree(source, root / "src" / name, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"))
+    (root / "requirements.txt").write_text("pydantic==2.7.0\nPyYAML==5.3.1\nrich>=13\nredis==5.0.0\n")
+    (root / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY . /app\nRUN pip install -r /app/requirements.txt\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "real code")
+    return root
+
+
+def timed(python: str, tree: Path, args: list[str], home: Path) -> float:
+    # Bytecode as an installed tool has it (pip compiles on install), kept outside the trees measured.
+    env = {**os.environ, "PLANNER_HOME": str(home), "PYTHONPYCACHEPREFIX": str(home.parent / "pycache")}
+    for name in ("PLANNER_REDIS_URL", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(name, None)
+    start = time.perf_counter()
+    subprocess.run([python, "-m", "planner", *args], cwd=tree, env=env, capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int) -> dict[str, float]:
+    python = str(tree / ".venv" / "bin" / "python")
+    home = base / f"home-{label}"
+    timed(python, tree, ["dispatch", "--help"], home)  # writes the bytecode once, as an install would
+    figures = {"--help": statistics.median(timed(python, tree, ["--help"], home) for _ in range(rounds))}
+    timed(python, tree, ["gather", str(repo)], home)  # the first, full gather is not what is measured
+    samples = []
+    for i in range(rounds):
+        target = repo / "src" / "yaml" / "__init__.py"
+        target.write_text(target.read_text() + f"\n# bench edit {label} {i}\n")
+        git(repo, "commit", "-q", "-am", f"edit {i}")
+        samples.append(timed(python, tree, ["gather", str(repo)], home))
+    figures["gather after a one-file commit"] = statistics.median(samples)
+    samples = []
+    for i in range(rounds):
+        shop = base / f"shop-{label}-{i}"
+        shutil.copytree(tree / "examples" / "shop", shop)
+        samples.append(timed(python, tree, ["dispatch", "vulnerability-remediation", "--repo", str(shop),
+                                            "--advisories", str(tree / "examples" / "advisories")],
+                             base / f"dispatch-{label}-{i}"))
+    figures["dispatch on examples/shop"] = statistics.median(samples)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", type=Path, help="another checkout with its own .venv, measured as 'before'")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        repo = real_repo(base / "real")
+        files = sum(1 for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
+        print(f"real repository: {files} files; median of {args.rounds} runs, whole process, seconds")
+        trees = ([("before", args.before.resolve())] if args.before else []) + [("after", HERE)]
+        results = {label: measure(label, tree, repo, base, args.rounds) for label, tree in trees}
+    for name in results["after"]:
+        shown = "  ".join(f"{label} {figures[name]:.2f}" for label, figures in results.items())
+        print(f"  {name:<32} {shown}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

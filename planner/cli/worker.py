@@ -1,0 +1,33 @@
+"""`planner worker`: serve portfolio runs from a Celery broker (PLANNER_BROKER_URL)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from planner.errors import EnvironmentProblem
+
+
+def worker_command(
+    broker: Annotated[str | None, typer.Option(help="Broker URL, e.g. redis://host:6379/1 "
+                                                    "(or PLANNER_BROKER_URL).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Runs at a time in this worker.")] = 1,
+    pool: Annotated[str, typer.Option(help="Celery pool: prefork (default) or solo.")] = "prefork",
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "WARNING",
+) -> None:
+    """Run portfolio jobs from the broker in this machine's PLANNER_HOME; each run's records go back to the
+    coordinator. Any number of workers, on any machine that sees the broker and the repositories."""
+    from planner.portfolio.coordinator import broker_url
+    from planner.portfolio.engine_celery import make_app
+
+    url = broker_url(broker)
+    try:
+        import planner.dispatch  # noqa: F401 - import the graph stack once, before the pool forks
+    except ImportError as exc:
+        raise EnvironmentProblem(f"cannot load the planner graph: {exc}") from None
+    app = make_app(url)
+    # Unique per process, so two workers on one host are two consumers; no gossip/mingle: nothing uses them.
+    app.worker_main(["worker", f"--concurrency={max(1, concurrency)}", f"--pool={pool}", f"--loglevel={loglevel}",
+                     f"--hostname=planner-{os.getpid()}@%h", "--without-gossip", "--without-mingle"])

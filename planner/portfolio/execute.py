@@ -1,0 +1,71 @@
+"""Run one portfolio job in this process (a pool process or a Celery worker)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from planner.config import Settings
+from planner.errors import PlannerError
+from planner.portfolio.model import Job, Result, Shipped
+
+
+def options_for(job: Job) -> dict[str, Any]:
+    return {"no_gather": False, "verify": False, "regenerate": False,
+            "advisories": os.pathsep.join(job.advisories) or None}
+
+
+def summarize(state: dict[str, Any]) -> dict[str, Any]:
+    """Findings and versions chosen, from the run's work items (whatever the task class puts in data)."""
+    outcomes = state.get("outcomes") or []
+    findings = sum(len((o["item"].get("data") or {}).get("findings") or []) for o in outcomes)
+    versions = {str(data["package"]): str(data["target"]) for o in outcomes
+                if (data := o["item"].get("data") or {}).get("package") and data.get("target")}
+    return {"findings": findings, "items": len(outcomes), "versions": versions}
+
+
+def ship(settings: Settings, run_id: str) -> Shipped:
+    """Everything the coordinator needs to show this run: its row, artifacts, provenance and examples."""
+    from planner.runs import RunStore
+
+    runs = RunStore(settings.home)
+    folder = runs.artifacts(run_id)
+    artifacts = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*")) if p.is_file()}
+    record = settings.home / "runs" / f"{run_id}.json"
+    return Shipped(row=runs.get(run_id), artifacts=artifacts,
+                   provenance=record.read_text(encoding="utf-8") if record.is_file() else None,
+                   examples=examples_of(settings.home, run_id))
+
+
+def examples_of(home: Path, run_id: str) -> list[dict[str, Any]]:
+    from planner.chain.examples import SolvedExamples
+
+    store = SolvedExamples(home / "examples.sqlite")
+    try:
+        rows = store.db.execute("SELECT task_class, fingerprint, plan, patch FROM examples WHERE run_id = ?",
+                                (run_id,)).fetchall()
+    finally:
+        store.close()
+    return [{"task_class": t, "fingerprint": f, "plan": p, "patch": patch} for t, f, p, patch in rows]
+
+
+def execute(job: Job, settings: Settings, shipping: bool) -> Result:
+    """Dispatch the job's task class on its repository. `shipping`: the worker's PLANNER_HOME is not the
+    coordinator's, so the run's records travel back in the result."""
+    from planner.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
+
+    started = time.monotonic()
+    base = {"repo": job.repo, "key": job.key, "commit": job.commit, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    try:
+        state = dispatch(settings, job.task_class, Path(job.repo), job.inputs, options_for(job))
+    except PlannerError as exc:
+        return Result(**base, status="error", exit_code=int(exc.exit_code), error=exc.message,
+                      seconds=round(time.monotonic() - started, 3))
+    status = str(state.get("status") or "failed")
+    return Result(**base, status=status, exit_code=int(state.get("exit_code") or EXIT.get(status, 5)),
+                  run_id=state.get("run_id"), error=state.get("error"), patch=state.get("patch") or "",
+                  report=state.get("report") or "", **summarize(state), seconds=round(time.monotonic() - started, 3),
+                  shipped=ship(settings, state["run_id"]) if shipping and state.get("run_id") else None)

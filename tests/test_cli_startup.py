@@ -1,0 +1,54 @@
+"""Fast start-up: commands that never run the graph never import the graph stack.
+
+Timings live in bench/startup.py (a bench, not a timed test); this asserts the module set.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import run_cli
+
+HEAVY = ("langgraph", "langchain", "langchain_core", "langsmith", "celery", "kombu", "tree_sitter_go",
+         "tree_sitter_javascript", "tree_sitter_typescript")
+PROBE = """
+import json, sys
+from planner.cli import main
+sys.argv = ["planner", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
+"""
+
+
+def imported(*args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def test_help_and_gather_import_no_graph_stack(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    assert not imported("--help") & set(HEAVY)
+    modules = imported("gather", str(repo))
+    assert "repocontext" in modules and "planner" in modules  # it really gathered
+    assert not modules & set(HEAVY), modules & set(HEAVY)
+    assert not imported("runs", "list") & set(HEAVY)
+
+
+def test_help_lists_every_command_and_typos_get_a_suggestion(home: Path) -> None:
+    from planner.cli import COMMANDS
+
+    shown = run_cli("--help")
+    assert shown.returncode == 0
+    assert all(name in shown.stdout for name in COMMANDS)
+    typo = run_cli("gathr", ".")
+    assert typo.returncode == 2 and "Did you mean 'gather'" in typo.stderr
+    sub = run_cli("runs", "--help")
+    assert sub.returncode == 0 and "list" in sub.stdout and "install-completion" not in sub.stdout
