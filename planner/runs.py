@@ -103,6 +103,11 @@ class RunStore:
             raise PlannerError(f"run {run_id!r} {why} (see `planner runs list`)")
         return self._row(exact[0] if exact else rows[0])
 
+    def matching(self, prefix: str) -> list[dict[str, Any]]:
+        """Runs whose id starts with `prefix` (exactly: no LIKE wildcards)."""
+        sql = "SELECT * FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id"
+        return [self._row(r) for r in self._query(sql, (len(prefix), prefix))]
+
     def list(self) -> list[dict[str, Any]]:
         return [self._row(r) for r in self._query("SELECT * FROM runs ORDER BY created_at, id")]
 

@@ -27,6 +27,7 @@ app.command("gather")(gather.gather_command)
 app.command("bundle")(bundle.bundle_command)
 app.command("dispatch")(dispatch.dispatch_command)
 app.command("provenance")(runs.provenance_command)
+app.command("ui")(__import__("planner.cli.ui", fromlist=["ui_command"]).ui_command)  # imports no web code
 
 
 def main() -> None:

@@ -78,8 +78,14 @@ def resume_command(
 def provenance_command(
     record_id: Annotated[str, typer.Argument(help="A run or bundle-build id (or unique prefix).")],
     as_json: JsonOpt = False,
+    as_html: Annotated[bool, typer.Option("--html", help="The run page as one self-contained HTML file.")] = False,
 ) -> None:
     """Show the provenance record of one bundle build or finished run."""
+    if as_html:
+        from planner.ui.app import export_html  # the web stack only when asked for
+
+        sys.stdout.write(export_html(Settings.from_env(), record_id))
+        return
     record = ProvenanceStore(Settings.from_env().home).get(record_id)
     if as_json:
         emit_json(record.model_dump(mode="json"))
