@@ -86,7 +86,7 @@ def _add_pages(app: FastAPI, settings: Settings, home: Home) -> None:
 
     @app.get("/compare/{a}/{b}", response_class=HTMLResponse)
     def compare_page(a: str, b: str) -> HTMLResponse:
-        return _page("compare.html", c=_compare(home, a, b))
+        return _page("compare.html", c=_compare(home, a, b).model_dump())
 
     @app.get("/task-classes", response_class=HTMLResponse)
     def task_classes() -> HTMLResponse:
