@@ -12,7 +12,7 @@ ROW_KEYS = ("id", "kind", "task_class", "status", "repo", "created_at")
 
 def run_rows(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`planner runs list --json`: dispatched runs (with live status) and bundle builds, oldest first.
-    `runs` are RunStore rows, `records` the provenance index lines."""
+    `runs` are RunStore summaries, `records` the provenance index lines."""
     rows = [{"id": r["id"], "kind": "run", "task_class": r["task_class"], "status": r["status"],
              "repo": r["repo"], "created_at": r["created_at"]} for r in runs]
     known = {r["id"] for r in rows}

@@ -44,6 +44,11 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def live_status(status: str, pid: int | None) -> str:
+    # a run whose process is gone is interrupted: `planner runs resume` continues it
+    return "interrupted" if status == "running" and not _alive(pid) else status
+
+
 class RunStore:
     def __init__(self, home: Path, readonly: bool = False) -> None:
         self.home = home
@@ -107,6 +112,18 @@ class RunStore:
         """Runs whose id starts with `prefix` (exactly: no LIKE wildcards)."""
         sql = "SELECT * FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id"
         return [self._row(r) for r in self._query(sql, (len(prefix), prefix))]
+
+    def summaries(self, keep_pid: bool = False) -> list[dict[str, Any]]:
+        """Every run's id, task class, repo, live status and times, oldest first: what a list shows, without
+        parsing each run's inputs and options. keep_pid: the stored status and pid, for a caller that caches
+        the rows and applies `live_status` itself."""
+        keys = ("id", "task_class", "repo", "status", "pid", "created_at", "updated_at")
+        rows = [dict(zip(keys, row, strict=True))
+                for row in self._query(f"SELECT {', '.join(keys)} FROM runs ORDER BY created_at, id")]
+        if not keep_pid:
+            for data in rows:
+                data["status"] = live_status(data["status"], data.pop("pid"))
+        return rows
 
     def list(self) -> list[dict[str, Any]]:
         return [self._row(r) for r in self._query("SELECT * FROM runs ORDER BY created_at, id")]

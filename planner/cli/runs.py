@@ -25,7 +25,7 @@ RunArg = Annotated[str, typer.Argument(help="A run id (or unique prefix) from `p
 
 
 def _rows(settings: Settings) -> list[dict[str, Any]]:
-    return run_rows(RunStore(settings.home).list(), ProvenanceStore(settings.home).list())
+    return run_rows(RunStore(settings.home).summaries(), ProvenanceStore(settings.home).list())
 
 
 @app.command("list")

@@ -121,7 +121,7 @@ def _add_api(app: FastAPI, settings: Settings, home: Home) -> None:
                  kind: str | None = None) -> list[dict[str, Any]]:
         """`planner runs list --json`, optionally filtered."""
         filters = RunFilters(status=status, task_class=task_class, repo=repo, kind=kind)
-        return [r for r in home.all_rows()[0] if filters.matches(r)]
+        return filters.pick(home.all_rows()[0])
 
     @app.get("/api/runs/{run_id}")
     def api_run(run_id: str) -> dict[str, Any]:

@@ -19,10 +19,13 @@ from pydantic import BaseModel
 from planner.errors import PlannerError
 from planner.provenance import ProvenanceRecord, ProvenanceStore, index_summary
 from planner.queries import run_rows
-from planner.runs import RunStore, read_state
+from planner.runs import RunStore, live_status, read_state
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")  # run ids are like 20261121-202631-f1699d
 SUMMARY_KEYS = ("commit", "items", "llm_calls", "cost_usd")
+
+
+Rows = tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
 
 
 class NotFound(PlannerError):
@@ -74,21 +77,44 @@ class Home:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._cache: tuple[tuple[Any, ...], Rows] | None = None
 
-    def _runs(self) -> list[dict[str, Any]]:
+    def _stamp(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """Changes whenever a run is created or changes status (runs.sqlite and its WAL) or a record is
+        appended (index.jsonl)."""
+        stamps = []
+        for name in ("runs.sqlite", "runs.sqlite-wal", "runs/index.jsonl"):
+            try:
+                st = (self.path / name).stat()
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(stamps)
+
+    def _load(self) -> Rows:
         store = RunStore(self.path, readonly=True)
         try:
-            return store.list()
+            runs = store.summaries(keep_pid=True)
         finally:
             store.close()
-
-    def index(self) -> list[dict[str, Any]]:
-        return ProvenanceStore(self.path).list()
-
-    def all_rows(self) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-        """(CLI-shaped rows oldest first, runs table rows by id, index lines by id)."""
-        runs, index = self._runs(), self.index()
+        index = ProvenanceStore(self.path).list()
         return run_rows(runs, index), {r["id"]: r for r in runs}, {r["id"]: r for r in index}
+
+    def all_rows(self) -> Rows:
+        """(CLI-shaped rows oldest first, runs table rows by id, index lines by id). Parsed once per change of
+        the stores, so a page over 10,000 runs does not re-read them all; a running run's status is checked
+        against its process on every call, as the CLI does."""
+        stamp = self._stamp()
+        cached = self._cache
+        if cached is None or cached[0] != stamp:
+            cached = self._cache = (stamp, self._load())
+        rows, runs, index = cached[1]
+        running = {r["id"] for r in runs.values() if r["status"] == "running"}
+        if not running:
+            return rows, runs, index
+        live = {i: live_status("running", runs[i]["pid"]) for i in running}
+        return [{**r, "status": live[r["id"]]} if r["id"] in live else r for r in rows], runs, index
 
     def run_row(self, row: dict[str, Any], run: dict[str, Any] | None, summary: dict[str, Any] | None) -> RunRow:
         """The runs page line: the CLI row, plus what the index (or, for older lines, the record) knows."""
@@ -117,12 +143,14 @@ class Home:
     def _full_id(self, run_id: str) -> str:
         """The unique run or record id `run_id` starts (like the CLI), or NotFound."""
         check_id(run_id)
-        ids = {p.name.removesuffix(".json") for p in (self.path / "runs").glob(f"{run_id}*.json")}
         store = RunStore(self.path, readonly=True)
         try:
-            ids |= {r["id"] for r in store.matching(run_id)}
+            ids = {r["id"] for r in store.matching(run_id)}
         finally:
             store.close()
+        if run_id in ids or (self.path / "runs" / f"{run_id}.json").is_file():
+            return run_id  # an exact id: no need to list the runs folder
+        ids |= {p.name.removesuffix(".json") for p in (self.path / "runs").glob(f"{run_id}*.json")}
         if run_id in ids:
             return run_id
         if len(ids) != 1:

@@ -10,6 +10,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from planner.ui.views import tokens_text
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -46,13 +48,6 @@ def patch_files(patch: str) -> list[dict[str, Any]]:
     return files
 
 
-def _tokens(entry: dict[str, Any]) -> str:
-    tokens, needed = entry.get("tokens") or 0, entry.get("tokens_needed")
-    if needed is not None and entry.get("status") != "included":
-        return f"{tokens}/{needed}" if tokens else f"~{needed}"
-    return str(tokens) if tokens else ""
-
-
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
@@ -67,7 +62,7 @@ def _duration(seconds: float | None) -> str:
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(markdown=markdown, tokens=_tokens, money=_money, duration=_duration,
+    env.filters.update(markdown=markdown, tokens=tokens_text, money=_money, duration=_duration,
                        short=lambda s, n=12: (s or "")[:n])
     env.globals.update(patch_files=patch_files)
     return env

@@ -21,8 +21,12 @@ class RunFilters(BaseModel):
     kind: str | None = None
     page: int = Field(default=1, ge=1)
 
-    def matches(self, row: dict[str, Any]) -> bool:
-        return all(not getattr(self, f) or row.get(f) == getattr(self, f) for f in FILTERS)
+    def active(self) -> list[tuple[str, str]]:
+        return [(f, value) for f in FILTERS if (value := getattr(self, f))]
+
+    def pick(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        active = self.active()
+        return [r for r in rows if all(r.get(f) == v for f, v in active)] if active else list(rows)
 
     def query(self, **changes: Any) -> str:
         """The query string of these filters with `changes` (for pagination links)."""
@@ -44,8 +48,8 @@ class RunsPage(BaseModel):
 def runs_page(home: Home, filters: RunFilters) -> RunsPage:
     """Newest first, filtered, one page of PAGE_SIZE; only the shown rows are enriched."""
     rows, runs, index = home.all_rows()
-    options = {f: sorted({str(r[f]) for r in rows if r.get(f)}) for f in FILTERS}
-    picked = [r for r in reversed(rows) if filters.matches(r)]
+    options = {f: sorted({r[f] for r in rows} - {None, ""}) for f in FILTERS}
+    picked = filters.pick(rows[::-1])
     pages = max(1, -(-len(picked) // PAGE_SIZE))
     page = min(filters.page, pages)
     shown = picked[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
@@ -99,10 +103,28 @@ def _items(src: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
-def _entry_rows(src: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = [{**e, "scope": "run"} for e in src.get("entries") or []]
+def _entry_row(entry: dict[str, Any], scope: str) -> tuple[str, ...]:
+    """One provenance table row as display strings (computed here, not in the template: a run page can
+    have thousands): scope, band, selector → target, status, tokens, source, reason/detail, rule."""
+    shown = entry["selector"]
+    if entry["kind"] != "selector" and entry["target"] not in shown:
+        shown = f"{shown} → {entry['target']}"
+    note = " — ".join(x for x in (entry.get("reason"), entry.get("detail")) if x)
+    return (scope, entry["band"], shown, entry["status"], tokens_text(entry), entry.get("source") or "none", note,
+            entry.get("rule") or "")
+
+
+def tokens_text(entry: dict[str, Any]) -> str:
+    tokens, needed = entry.get("tokens") or 0, entry.get("tokens_needed")
+    if needed is not None and entry.get("status") != "included":
+        return f"{tokens}/{needed}" if tokens else f"~{needed}"
+    return str(tokens) if tokens else ""
+
+
+def _entry_rows(src: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = [_entry_row(e, "run") for e in src.get("entries") or []]
     for bundle in src.get("item_bundles") or []:
-        rows += [{**e, "scope": bundle["item"]} for e in bundle.get("entries") or []]
+        rows += [_entry_row(e, bundle["item"]) for e in bundle.get("entries") or []]
     return rows
 
 
@@ -138,8 +160,8 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
         "patch": home.artifact(full, "patch.diff") or state.get("patch") or "",
         "work_items": _items(src, state), "entries": entries,
         "bar": band_bar(src.get("entries") or [], src.get("totals")),
-        "bands": sorted({e["band"] for e in entries}, key=_band_key),
-        "statuses": sorted({e["status"] for e in entries}), "llm_calls": calls, "cost_usd": _cost(calls),
+        "bands": sorted({e[1] for e in entries}, key=_band_key), "statuses": sorted({e[3] for e in entries}),
+        "llm_calls": calls, "cost_usd": _cost(calls),
         "run_stages": [s for s in src.get("stages") or [] if not s.get("item")],
         "error": state.get("error"), "verification": state.get("verification"),
     }
