@@ -4,11 +4,11 @@ runs, so `planner --help` and every other command stay as fast as before."""
 from __future__ import annotations
 
 import ipaddress
+import sys
 from typing import Annotated
 
 import typer
 
-from planner.cli.output import err_console
 from planner.config import Settings
 
 
@@ -30,7 +30,7 @@ def ui_command(
 
     settings = Settings.from_env()
     if not _loopback(host):
-        err_console.print(f"warning: binding {host}: anyone who can reach it can read these runs", markup=False)
-    err_console.print(f"planner ui: http://{host}:{port}/runs  (PLANNER_HOME {settings.home}; Ctrl-C stops)",
-                      markup=False)
+        sys.stderr.write(f"warning: binding {host}: anyone who can reach it can read these runs\n")
+    # plain writes: a console would wrap the URL at 80 columns
+    sys.stderr.write(f"planner ui: http://{host}:{port}/runs  (PLANNER_HOME {settings.home}; Ctrl-C stops)\n")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
