@@ -14,7 +14,8 @@ from planner import service
 from planner.cli.output import console, emit_json, error_line
 from planner.config import Settings
 from planner.errors import ExitCode
-from planner.tccm.model import BANDS, TCCM, TCCMDocument
+from planner.queries import task_class_rows
+from planner.tccm.model import BANDS, TCCMDocument
 
 app = typer.Typer(help="List, show, validate task classes (TCCM files).", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -27,26 +28,10 @@ def _display(path: str) -> str:
         return path
 
 
-def _summary(tccm: TCCM) -> dict[str, object]:
-    return {
-        "task_class": tccm.task_class, "version": tccm.version, "description": tccm.description.strip(),
-        "path": tccm.path, "extends": tccm.extends, "subgraph": tccm.subgraph,
-        "budget": tccm.budget.model_dump(),
-        **{band: len(tccm.band(band)) for band in BANDS},
-    }
-
-
 @app.command("list")
 def list_command(as_json: JsonOpt = False) -> None:
     """Every task class in service, with its version and whether it is valid."""
-    registry = service.registry(Settings.from_env())
-    rows = []
-    for name in registry.names():
-        errors = registry.errors_for(name)
-        if errors:
-            rows.append({"task_class": name, "valid": False, "errors": [str(e) for e in errors]})
-        else:
-            rows.append({"valid": True, **_summary(registry.get(name)), "overrides": registry.shadowed(name)})
+    rows = task_class_rows(service.registry(Settings.from_env()))
     if as_json:
         emit_json(rows)
         return
