@@ -41,6 +41,10 @@ def finish(state: FlowGraphState) -> dict[str, Any]:
     record = record_of(state)
     if record.get("refused"):
         result = _refused(state, record["refused"])
+    elif not state.get("plan") and not state.get("pending"):  # e.g. a check-only flow of deterministic states
+        item = WorkItem.model_validate(state["item"])
+        result = ItemResult(item=item, status="no_changes", report=f"### {item.title}\n\nThe flow made no plan.\n")
+        _settle(result, record)
     else:
         result, plan = checked_result(state)
         if plan is not None and result.status != "failed":
