@@ -141,4 +141,5 @@ def test_an_edit_outside_the_policy_fails_the_item_naming_the_rule(home: Path, t
     assert item["blockers"][-1]["kind"] == "policy"
     assert "policy.paths (from readme-fixer)" in item["error"] and "pyproject.toml" in item["error"]
     refused = [s for s in state["stages"] if s["stage"] == "policy"]
-    assert refused and refused[0]["outcome"] == "refused" and refused[0]["rules"] == ["policy.paths (from readme-fixer)"]
+    assert refused and refused[0]["outcome"] == "refused"
+    assert refused[0]["rules"] == ["policy.paths (from readme-fixer)"]

@@ -55,20 +55,21 @@ def _bump_rules(policy: Policy, edits: Sequence[Mapping[str, Any]], item: Mappin
     limit = policy.limits.version_bump
     if limit is None:
         return []
-    found: list[tuple[str | None, str, str, str]] = []
+    found: list[tuple[str | None, str, str, str, str]] = []  # file, what, from, to, bump
     data = item.get("data") or {}
     if data.get("target"):  # a dependency item says what it upgrades from and to
-        found += [(None, f"{data.get('package', 'the package')} {v}", str(data["target"]), kind)
+        package = data.get("package", "the package")
+        found += [(None, package, str(v), str(data["target"]), kind)
                   for v in data.get("installed") or [] if (kind := bump(str(v), str(data["target"])))]
     for edit in edits:
         if kind_of(edit["file"], known) in BUMPED_KINDS:
-            found += [(edit["file"], a, b, kind) for a, b, kind in edit_bumps(edit["old"], edit["new"])]
+            found += [(edit["file"], edit["file"], a, b, kind) for a, b, kind in edit_bumps(edit["old"], edit["new"])]
     out, seen = [], set()
-    for file, old, new, kind in found:
-        if BUMP_ORDER[kind] > BUMP_ORDER[limit] and (old, new) not in seen:
+    for file, what, old, new, kind in found:
+        if BUMP_ORDER[kind] > BUMP_ORDER[limit] and (old, new) not in seen:  # the item's own line comes first
             seen.add((old, new))
             out.append(Violation(rule=policy.rule("version_bump"), file=file, fix=_relax_fix(policy, "version_bump",
-                                 kind), message=f"{old} → {new} is a {kind} bump; the limit is {limit}"))
+                                 kind), message=f"{what} {old} → {new} is a {kind} bump; the limit is {limit}"))
     return out
 
 
