@@ -23,7 +23,8 @@ def _state_fields(name: str, state: FlowState) -> Iterator[Problem]:
     at: Where = ("flow", "states", name)
     allowed = TYPE_FIELDS[state.type] | COMMON
     for field in sorted(state.model_fields_set - allowed):
-        yield (*at, field), f"does not apply to a {state.type} state (it takes: {', '.join(sorted(allowed))})"
+        article = "an" if state.type[0] in "aeiou" else "a"
+        yield (*at, field), f"does not apply to {article} {state.type} state (it takes: {', '.join(sorted(allowed))})"
     if state.type in LINEAR and not state.next:
         yield at, f"a {state.type} state needs `next` (one exit)"
     if state.type == "decision":
