@@ -110,7 +110,7 @@ def test_a_sound_flow_validates_and_renders(tmp_path: Path) -> None:
     flow = Registry([tmp_path]).get("flowy").flow
     assert flow is not None
     diagram = render(flow)
-    assert diagram.startswith("flowchart TD\n") and "c -->|apply.failed and visits.a < 3| a" in diagram
+    assert diagram.startswith("flowchart TD\n") and "c -->|apply.failed and visits.a #lt; 3| a" in diagram
     assert 'b{{"b<br/><i>side-effect: apply</i>"}}' in diagram and "c -->|default| end_" in diagram
 
 

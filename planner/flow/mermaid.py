@@ -11,7 +11,9 @@ SHAPES = {"action": ('["', '"]'), "decision": ('{"', '"}'), "recall": ('[("', '"
 
 def _text(value: str, limit: int = 60) -> str:
     short = value if len(value) <= limit else value[: limit - 1] + "…"
-    return short.replace('"', "#quot;").replace("|", "#124;").replace("\n", " ")
+    for raw, entity in (('"', "#quot;"), ("|", "#124;"), ("<", "#lt;"), (">", "#gt;"), ("\n", " ")):
+        short = short.replace(raw, entity)  # Mermaid reads these as syntax or HTML otherwise
+    return short
 
 
 def _label(name: str, spec: FlowState) -> str:
