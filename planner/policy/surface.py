@@ -9,9 +9,9 @@ from planner.policy.model import LIMITS
 from planner.tccm.model import TCCM
 
 SIDE_EFFECTS = ("apply", "verify", "regenerate", "regather")
-MEANING = {"paths": "may edit only files matching", "file_kinds": "may edit only files of kind",
-           "reasoned_paths": "may edit only with a stated reason", "max_files_changed": "changes at most (files/item)",
-           "version_bump": "largest version bump", "side_effects": "side-effects it may run"}
+MEANING = {"paths": "the only files it may edit", "file_kinds": "the only kinds of file it may edit",
+           "reasoned_paths": "edited only by an edit that says why", "max_files_changed": "files one item may change",
+           "version_bump": "the largest version bump", "side_effects": "the side-effects it may run"}
 
 
 def describe(tccm: TCCM) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def lines(surface: dict[str, Any]) -> list[str]:
     for name, limit in surface["limits"].items():
         value = limit["value"]
         shown = ", ".join(value) if isinstance(value, list) else str(value)
-        out.append(f"  policy.{name}: {limit['meaning']} {shown}  (from {limit['from']})")
+        out.append(f"  policy.{name} = {shown}  ({limit['meaning']}; from {limit['from']})")
     for name, lifted in surface["relax"].items():
         out.append(f"  --input {name}=true lifts: " + ", ".join(f"{k} → {v}" for k, v in lifted.items()))
     out += [f"  widened on purpose: {w}" for w in surface["widened"]]
