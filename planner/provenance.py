@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
