@@ -75,7 +75,8 @@ def test_runs_list_then_a_run(ui: UIHome, server: str, page: Any, tmp_path: Path
     page.goto(f"{server}/runs")
     rows = page.locator("#runs tbody tr")
     assert rows.count() == 3
-    assert rows.first.get_attribute("data-id") == ui.remediation  # newest first
+    created = page.locator("#runs tbody tr td:last-child").all_inner_texts()
+    assert created == sorted(created, reverse=True)  # newest first
     cells = page.locator(f'#runs tr[data-id="{ui.llm}"] td').all_inner_texts()
     assert cells[2] == "readme-title" and cells[5] == "succeeded" and cells[8] == "$0.0002"
     page.select_option("select[name=task_class]", "vulnerability-remediation")

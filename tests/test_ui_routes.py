@@ -59,8 +59,9 @@ def test_every_page_answers_and_escapes_repo_strings(ui: UIHome, client: TestCli
 
 def test_runs_page_lists_newest_first_with_the_columns(ui: UIHome, client: TestClient) -> None:
     body = client.get("/runs").text
-    positions = [body.index(i) for i in (ui.remediation, ui.second, ui.llm)]
-    assert positions == sorted(positions)  # newest first
+    newest_first = [r["id"] for r in reversed(client.get("/api/runs").json())]  # runs in one second: by id
+    positions = [body.index(f'data-id="{i}"') for i in newest_first]
+    assert positions == sorted(positions) and len(positions) == 3
     row = body[body.index(f'data-id="{ui.llm}"'):]
     row = row[:row.index("</tr>")]
     assert "readme-title" in row and "succeeded" in row and "$0.0002" in row  # gpt-4o-mini price of 2×1280 tokens
