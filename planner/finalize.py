@@ -16,6 +16,7 @@ from planner.chain.stages import fingerprint
 from planner.chain.work import ItemResult
 from planner.context import RunContext
 from planner.plan import Edit, Plan, apply_edits
+from planner.policy.enforce import check_side_effect, from_state
 from planner.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
 from planner.runs import RunStore
 from planner.state import RunState
@@ -38,6 +39,9 @@ def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     if not state["options"].get("verify") or not state.get("patch"):
         return {}
     repo = Path(state["repo"])
+    refused = check_side_effect(from_state(state.get("tccm"), state["inputs"])[0], "verify")
+    if refused:
+        return {"verification": {"passed": None, "reason": f"refused by {refused.rule}: {refused.message}"}}
     command = _test_command(runtime, repo)
     if not command:
         return {"verification": {"passed": None, "reason": "the repository declares no test command"}}

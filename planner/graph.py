@@ -13,7 +13,9 @@ what each item needs to the item's own bundle); otherwise `split` makes them fro
                       └─(none)▶ llm_fallback ────────▶ execute
 
 `execute` is the task class's own subgraph (subgraphs/<task_class>.py, the
-module the TCCM names, or subgraphs/generic.py).
+module the TCCM names, or subgraphs/generic.py) — or, for a TCCM with a `flow:`,
+that flow compiled into a subgraph (planner/flow/), which then owns the LLM
+calls: solved_example_rag goes straight to it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from planner import finalize, supervisor
 from planner.chain import stages
 from planner.context import RunContext
+from planner.flow import compile as flows
 from planner.state import RunState, TaskState, WorkOutput, WorkState
 from planner.taskmodule import for_tccm
 
@@ -33,16 +36,25 @@ def _has_plan(next_stage: str) -> Any:
     return lambda state: "execute" if state.get("plan") else next_stage
 
 
+def _after_examples(state: WorkState) -> str:
+    """A class with a flow asks the LLM in its own action states, not in llm_fallback."""
+    return "execute" if state.get("plan") or (state.get("tccm") or {}).get("flow") else "llm_fallback"
+
+
 def _over_budget(state: WorkState) -> str:
     return "execute" if state.get("pending") == "over_budget" else "recipe_match"
 
 
 def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     """Hand the item to its task class's compiled subgraph."""
-    graph = for_tccm(state["tccm"]).graph()
+    tccm = state["tccm"]
     # Accumulated lists stay out of the input, so the subgraph's output holds only what it adds.
     fresh = {k: v for k, v in state.items() if k not in ("results", "requests", "stages", "llm_calls", "bundles")}
-    output = graph.invoke(fresh, context=runtime.context)
+    if tccm.get("flow"):
+        output = flows.graph_for(tccm).invoke(fresh, {"recursion_limit": flows.recursion_limit(tccm)},
+                                              context=runtime.context)
+        return {key: output.get(key, []) for key in ("results", "requests", "stages", "llm_calls")}
+    output = for_tccm(tccm).graph().invoke(fresh, context=runtime.context)
     return {"results": output.get("results", []), "requests": output.get("requests", [])}
 
 
@@ -56,7 +68,7 @@ def build_work_graph() -> Any:
     graph.add_edge(START, "scope_bundle")
     graph.add_conditional_edges("scope_bundle", _over_budget, ["execute", "recipe_match"])
     graph.add_conditional_edges("recipe_match", _has_plan("solved_example_rag"), ["execute", "solved_example_rag"])
-    graph.add_conditional_edges("solved_example_rag", _has_plan("llm_fallback"), ["execute", "llm_fallback"])
+    graph.add_conditional_edges("solved_example_rag", _after_examples, ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")
     graph.add_edge("execute", END)
     return graph.compile()

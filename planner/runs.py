@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, PlannerError
-from planner.sqlite import durable_enough, open_db
+from planner.sqlite import durable_enough, open_db, open_readonly
 from repocontext.store import atomic_write
 
 if TYPE_CHECKING:
@@ -45,10 +45,19 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def live_status(status: str, pid: int | None) -> str:
+    # a run whose process is gone is interrupted: `planner runs resume` continues it
+    return "interrupted" if status == "running" and not _alive(pid) else status
+
+
 class RunStore:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, readonly: bool = False) -> None:
         self.home = home
-        self.db = open_db(home / "runs.sqlite", _SCHEMA, f"the run store under {home}")
+        what = f"the run store under {home}"
+        # A reader (`planner ui`) opens read-only and creates nothing; no store yet reads as no runs.
+        self.db: sqlite3.Connection | None = (open_readonly(home / "runs.sqlite", what) if readonly
+                                              else open_db(home / "runs.sqlite", _SCHEMA, what))
+        self.what, self.readonly = what, readonly
 
     def checkpointer(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
@@ -69,10 +78,11 @@ class RunStore:
         return path
 
     def create(self, run_id: str, task_class: str, repo: str, inputs: dict[str, str], options: dict[str, Any]) -> None:
-        with self.db:
-            self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
-                            (run_id, task_class, repo, json.dumps(inputs, sort_keys=True),
-                             json.dumps(options, sort_keys=True), "running", os.getpid(), _now(), _now()))
+        db = self._writable()
+        with db:
+            db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+                       (run_id, task_class, repo, json.dumps(inputs, sort_keys=True),
+                        json.dumps(options, sort_keys=True), "running", os.getpid(), _now(), _now()))
 
     def adopt(self, row: dict[str, Any]) -> bool:
         """Add a run made in another PLANNER_HOME (a portfolio worker's); False when this id is already known."""
@@ -85,21 +95,55 @@ class RunStore:
         return cursor.rowcount == 1
 
     def set_status(self, run_id: str, status: str) -> None:
-        with self.db:
-            self.db.execute("UPDATE runs SET status = ?, pid = ?, updated_at = ? WHERE id = ?",
-                            (status, os.getpid() if status == "running" else None, _now(), run_id))
+        db = self._writable()
+        with db:
+            db.execute("UPDATE runs SET status = ?, pid = ?, updated_at = ? WHERE id = ?",
+                       (status, os.getpid() if status == "running" else None, _now(), run_id))
+
+    def _writable(self) -> sqlite3.Connection:
+        if self.db is None or self.readonly:
+            raise EnvironmentProblem(f"{self.what} was opened read-only")
+        return self.db
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        if self.db is None:
+            return []
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:  # a damaged file: one line, never a traceback
+            raise EnvironmentProblem(f"cannot read {self.what}: {exc}") from None
 
     def get(self, run_id: str) -> dict[str, Any]:
-        rows = self.db.execute("SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id",
-                               (run_id, f"{run_id}%")).fetchall()
+        rows = self._query("SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id", (run_id, f"{run_id}%"))
         exact = [r for r in rows if r[0] == run_id]
         if len(exact) != 1 and len(rows) != 1:
             why = "is ambiguous" if rows else "does not exist"
             raise PlannerError(f"run {run_id!r} {why} (see `planner runs list`)")
         return self._row(exact[0] if exact else rows[0])
 
+    def matching(self, prefix: str) -> list[dict[str, Any]]:
+        """Runs whose id starts with `prefix` (exactly: no LIKE wildcards)."""
+        sql = "SELECT * FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id"
+        return [self._row(r) for r in self._query(sql, (len(prefix), prefix))]
+
+    def summaries(self, keep_pid: bool = False) -> list[dict[str, Any]]:
+        """Every run's id, task class, repo, live status and times, oldest first: what a list shows, without
+        parsing each run's inputs and options. keep_pid: the stored status and pid, for a caller that caches
+        the rows and applies `live_status` itself."""
+        keys = ("id", "task_class", "repo", "status", "pid", "created_at", "updated_at")
+        rows = [dict(zip(keys, row, strict=True))
+                for row in self._query(f"SELECT {', '.join(keys)} FROM runs ORDER BY created_at, id")]
+        if not keep_pid:
+            for data in rows:
+                data["status"] = live_status(data["status"], data.pop("pid"))
+        return rows
+
     def list(self) -> list[dict[str, Any]]:
-        return [self._row(r) for r in self.db.execute("SELECT * FROM runs ORDER BY created_at, id")]
+        return [self._row(r) for r in self._query("SELECT * FROM runs ORDER BY created_at, id")]
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
 
     def _row(self, row: tuple[Any, ...]) -> dict[str, Any]:
         keys = ("id", "task_class", "repo", "inputs", "options", "status", "pid", "created_at", "updated_at")
@@ -109,3 +153,29 @@ class RunStore:
             data["status"] = "interrupted"  # its process is gone: `planner runs resume` continues it
         data.pop("pid", None)
         return data
+
+
+def read_state(home: Path, run_id: str) -> dict[str, Any]:
+    """A run's latest checkpointed state, read without building the graph or writing anything ({} if none).
+    The same values `final_state` returns, so a reader can follow a run while its nodes finish."""
+    db = open_readonly(home / "checkpoints.sqlite", f"checkpoints under {home}")
+    if db is None:
+        return {}
+    try:
+        saved = SqliteSaver(db).get_tuple({"configurable": {"thread_id": run_id, "checkpoint_ns": ""}})
+    except sqlite3.DatabaseError as exc:
+        raise EnvironmentProblem(f"cannot read checkpoints under {home}: {exc}") from None
+    finally:
+        db.close()
+    if saved is None:
+        return {}
+    values = {k: v for k, v in saved.checkpoint["channel_values"].items() if not k.startswith("__")}
+    done = [n for n in saved.checkpoint.get("versions_seen", {}) if not n.startswith("__")]
+    return {**values, "nodes_done": done}
+
+
+def show_payload(state: dict[str, Any]) -> dict[str, Any]:
+    """What `planner runs show --json` prints (and `planner ui` serves at /api/runs/ID)."""
+    return {"run": state["run"], "status": state.get("status"), "artifacts": state.get("artifacts"),
+            "patch": state.get("patch", ""), "report": state.get("report", ""),
+            "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", [])}

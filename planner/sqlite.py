@@ -25,3 +25,16 @@ def durable_enough(db: sqlite3.Connection) -> None:
     crash mid-run) without an fsync per record; only an OS crash or power loss may lose the last commits."""
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
+
+
+def open_readonly(path: Path, what: str) -> sqlite3.Connection | None:
+    """A read-only connection to an existing store (None when there is none yet): readers such as `planner ui`
+    must never create a store, a directory or a schema. A corrupt file is one EnvironmentProblem line."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5, check_same_thread=False)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a corrupt file fails here, not mid-page
+    except sqlite3.Error as exc:
+        raise EnvironmentProblem(f"cannot read {what}: {exc}") from None
+    return db

@@ -16,6 +16,9 @@ from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.patchcheck import gated_files
 from planner.plan import Edit, EditError, apply_edits, unified_diff
+from planner.policy import kinds
+from planner.policy.enforce import from_state
+from planner.policy.gate import gate
 from planner.state import RunInputs, RunState
 from planner.taskmodule import for_tccm
 from repocontext.store import RepoContextStore, StoreError
@@ -168,9 +171,25 @@ def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
     return "succeeded" if patch else "no_changes"
 
 
-def join(state: RunState) -> dict[str, Any]:
+def _policy_gate(state: RunState, runtime: Runtime[RunContext], results: list[ItemResult]) -> list[dict[str, Any]]:
+    """Every item's edits against the task class's policy, before anything is merged into the patch."""
+    policy, notes = from_state(state.get("tccm"), state.get("inputs") or {})
+    if policy is None or not any(r.edits for r in results):
+        return []
+    known: dict[str, str] = {}
+    if policy.limits.file_kinds is not None:
+        try:
+            known = kinds.facts(RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"])))
+        except StoreError:
+            known = {}  # names decide; a refusal then says which kind the name suggested
+    return gate(policy, results, known, notes)
+
+
+def join(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     order = {item["id"]: i for i, item in enumerate(state.get("items", []))}
     results = sorted((ItemResult.model_validate(r) for r in state.get("results", [])),
                      key=lambda r: order.get(r.item.id, len(order)))
+    stages = _policy_gate(state, runtime, results)
     patch = _merge(state, results)
-    return {"patch": patch, "status": _status(state, results, patch), "outcomes": [r.model_dump() for r in results]}
+    return {"patch": patch, "status": _status(state, results, patch), "outcomes": [r.model_dump() for r in results],
+            "stages": stages}

@@ -8,12 +8,14 @@ report aggregates per entry and *suggests* band moves; it never edits a TCCM.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.sqlite import open_db
+from planner.errors import EnvironmentProblem
+from planner.sqlite import open_db, open_readonly
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage (
@@ -84,8 +86,15 @@ def suggest(stats: EntryStats) -> str | None:
 
 
 class Telemetry:
-    def __init__(self, home: Path) -> None:
-        self.db = open_db(home / "telemetry.sqlite", _SCHEMA, f"telemetry under {home}")
+    def __init__(self, home: Path, readonly: bool = False) -> None:
+        what = f"telemetry under {home}"
+        # readonly: for readers such as `planner ui`; no store yet reads as no runs recorded
+        db = open_readonly(home / "telemetry.sqlite", what) if readonly else open_db(
+            home / "telemetry.sqlite", _SCHEMA, what)
+        self.db = db or sqlite3.connect(":memory:")
+        if db is None:
+            self.db.executescript(_SCHEMA)
+        self.what = what
 
     def record(self, rows: Iterable[tuple[Any, ...]]) -> None:
         with self.db:  # INSERT OR REPLACE: a resumed run finalising twice counts once
@@ -96,8 +105,12 @@ class Telemetry:
                  "sum(deferred_needed) FROM usage {} GROUP BY task_class, band, entry, selector "
                  "ORDER BY task_class, CASE band WHEN 'must_read' THEN 0 WHEN 'should_read' THEN 1 ELSE 2 END, entry")
         where, args = ("WHERE task_class = ?", (task_class,)) if task_class else ("", ())
+        try:
+            rows = self.db.execute(query.format(where), args).fetchall()
+        except sqlite3.DatabaseError as exc:  # a damaged file: one line, never a traceback
+            raise EnvironmentProblem(f"cannot read {self.what}: {exc}") from None
         stats = []
-        for tc, band, _, selector, runs, loaded, used, requested, needed in self.db.execute(query.format(where), args):
+        for tc, band, _, selector, runs, loaded, used, requested, needed in rows:
             entry = EntryStats(tc, band, selector, runs, loaded, used, requested, needed)
             entry.suggestion = suggest(entry)
             stats.append(entry)

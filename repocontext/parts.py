@@ -47,8 +47,8 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode() if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        # Rename without fsync: a killed process leaves the old file or the new one, never half of one;
+        # only an OS crash could lose a recent write, and every record here can be re-made (a re-gather).
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

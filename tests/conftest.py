@@ -40,6 +40,15 @@ def commit_all(repo: Path, message: str = "commit") -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def advisory_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compiled advisory index folder for the session (tests of the index itself set their own), so no
+    test writes one into the working directory, and the real snapshot is compiled once."""
+    folder = tmp_path_factory.mktemp("advisory-index")
+    os.environ["PLANNER_ADVISORY_INDEX"] = str(folder)
+    return folder
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """make_repo({"path": "content"}, name="repo", commit=True) → a real git work tree."""

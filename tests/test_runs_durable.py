@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 from planner.errors import ExitCode
@@ -72,3 +73,31 @@ def test_resume_unknown_run_is_a_clear_error(home: Path) -> None:
     result = run_cli("runs", "resume", "no-such-run")
     assert result.returncode == ExitCode.BAD_INPUT and "does not exist" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("node", ["ensure_repocontext", "build_bundle", "work", "finalize"])
+def test_kill_9_after_any_node_resumes_to_the_same_result(home: Path, make_repo: Callable[..., Path],
+                                                          tmp_path: Path, node: str) -> None:
+    """Records are written without an fsync each (WAL, synchronous=NORMAL; renames): a process killed right
+    after any node still leaves a run that resumes to exactly what an uninterrupted run reports."""
+    advisories = tmp_path / "osv"
+    advisories.mkdir()
+    (advisories / "PYSEC-2023-74.json").write_text(json.dumps(ADVISORY))
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    whole = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(advisories),
+                    "--json")
+    expected = json.loads(whole.stdout)
+    process = subprocess.Popen([sys.executable, "-m", "planner", "dispatch", "vulnerability-remediation",
+                                "--repo", str(repo), "--advisories", str(advisories)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    seen = _wait_for(process, f"✓ {node}")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    run_id = seen[0].split()[1]
+    resumed = run_cli("runs", "resume", run_id, "--json")
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    out = json.loads(resumed.stdout)
+    assert (out["status"], out["patch"]) == (expected["status"], expected["patch"]) == ("succeeded", out["patch"])
+    assert "+requests==2.31.0" in out["patch"]
+    listed = {r["id"]: r["status"] for r in json.loads(run_cli("runs", "list", "--json").stdout)}
+    assert listed[run_id] == "succeeded"

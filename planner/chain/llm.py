@@ -83,6 +83,16 @@ def _usage(raw: Any, prompt: str, answer: str) -> tuple[int, int, bool]:
     return tokens.count(prompt), tokens.count(answer), True
 
 
+def ledger_entry(model: Any, model_name: str | None, raw: Any, prompt: str, ok: bool) -> dict[str, Any]:
+    """One call's line in the cost ledger: tokens in/out (reported, else counted) and cost when priced."""
+    content = json.dumps(getattr(raw, "tool_calls", None) or getattr(raw, "content", ""), default=str)
+    tokens_in, tokens_out, estimated = _usage(raw, prompt, content)
+    price = PRICES.get(model_name or "")
+    cost = round((tokens_in * price[0] + tokens_out * price[1]) / 1_000_000, 6) if price else None
+    return {"model": model_name or type(model).__name__, "tokens_in": tokens_in, "tokens_out": tokens_out,
+            "estimated": estimated, "cost_usd": cost, "ok": ok}
+
+
 def ask(model: Any, model_name: str | None, prompt: str) -> tuple[Plan | None, dict[str, Any], str | None]:
     """(plan or None, ledger entry, error) for one model call."""
     raw: Any = None
@@ -96,12 +106,7 @@ def ask(model: Any, model_name: str | None, prompt: str) -> tuple[Plan | None, d
             error = f"the model's answer did not parse: {answer.get('parsing_error')}"
     except Exception as exc:  # noqa: BLE001 - any provider error becomes a recorded failure, not a crash
         error = f"model call failed: {exc.__class__.__name__}: {exc}"
-    content = json.dumps(getattr(raw, "tool_calls", None) or getattr(raw, "content", ""), default=str)
-    tokens_in, tokens_out, estimated = _usage(raw, prompt, content)
-    price = PRICES.get(model_name or "")
-    cost = round((tokens_in * price[0] + tokens_out * price[1]) / 1_000_000, 6) if price else None
-    ledger = {"model": model_name or type(model).__name__, "tokens_in": tokens_in, "tokens_out": tokens_out,
-              "estimated": estimated, "cost_usd": cost, "ok": parsed is not None}
+    ledger = ledger_entry(model, model_name, raw, prompt, parsed is not None)
     if parsed is None:
         return None, ledger, error
     return Plan(**parsed.model_dump(), source="llm"), ledger, None

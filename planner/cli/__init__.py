@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dispatch": ("planner.cli.dispatch:dispatch_command", "Run a task class on a repository."),
     "provenance": ("planner.cli.runs:provenance_command", "Show the provenance record of a run or bundle build."),
     "worker": ("planner.cli.worker:worker_command", "Serve portfolio runs from a Celery broker."),
+    "ui": ("planner.cli.ui:ui_command", "A read-only local web UI over runs, bundles and provenance."),
 }
 
 

@@ -13,7 +13,8 @@ from planner.cli.output import console, emit_json
 from planner.config import Settings
 from planner.errors import PlannerError
 from planner.provenance import ProvenanceStore
-from planner.runs import RunStore
+from planner.queries import run_rows
+from planner.runs import RunStore, show_payload
 
 app = typer.Typer(help="Dispatched runs and recorded bundle builds.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -21,13 +22,7 @@ RunArg = Annotated[str, typer.Argument(help="A run id (or unique prefix) from `p
 
 
 def _rows(settings: Settings) -> list[dict[str, Any]]:
-    """Dispatched runs (with live status) and bundle builds, oldest first."""
-    runs = [{"id": r["id"], "kind": "run", "task_class": r["task_class"], "status": r["status"],
-             "repo": r["repo"], "created_at": r["created_at"]} for r in RunStore(settings.home).list()]
-    known = {r["id"] for r in runs}
-    bundles = [{k: row.get(k) for k in ("id", "kind", "task_class", "status", "repo", "created_at")}
-               for row in ProvenanceStore(settings.home).list() if row["id"] not in known]
-    return sorted(runs + bundles, key=lambda r: (r["created_at"], r["id"]))
+    return run_rows(RunStore(settings.home).summaries(), ProvenanceStore(settings.home).list())
 
 
 @app.command("list")
@@ -58,9 +53,7 @@ def show_command(run_id: RunArg, as_json: JsonOpt = False) -> None:
         provenance_command(run_id, as_json)
         return
     if as_json:
-        emit_json({"run": state["run"], "status": state.get("status"), "artifacts": state.get("artifacts"),
-                   "patch": state.get("patch", ""), "report": state.get("report", ""),
-                   "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", [])})
+        emit_json(show_payload(state))
         return
     run = state["run"]
     console.print(f"run {run['id']}  {run['task_class']}  {run['status']}  repo {run['repo']}")
@@ -88,8 +81,14 @@ def resume_command(
 def provenance_command(
     record_id: Annotated[str, typer.Argument(help="A run or bundle-build id (or unique prefix).")],
     as_json: JsonOpt = False,
+    as_html: Annotated[bool, typer.Option("--html", help="The run page as one self-contained HTML file.")] = False,
 ) -> None:
     """Show the provenance record of one bundle build or finished run."""
+    if as_html:
+        from planner.ui.app import export_html  # the web stack only when asked for
+
+        sys.stdout.write(export_html(Settings.from_env(), record_id))
+        return
     record = ProvenanceStore(Settings.from_env().home).get(record_id)
     if as_json:
         emit_json(record.model_dump(mode="json"))

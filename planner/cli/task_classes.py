@@ -1,8 +1,9 @@
-"""`planner task-classes list | show | validate | schema`."""
+"""`planner task-classes list | show | validate | schema | surface`."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,9 @@ from planner import service
 from planner.cli.output import console, emit_json, error_line
 from planner.config import Settings
 from planner.errors import ExitCode
+from planner.flow import mermaid
+from planner.policy import surface as surfaces
+from planner.queries import task_class_rows
 from planner.tccm.model import BANDS, TCCM, TCCMDocument
 
 app = typer.Typer(help="List, show, validate task classes (TCCM files).", no_args_is_help=True)
@@ -27,26 +31,10 @@ def _display(path: str) -> str:
         return path
 
 
-def _summary(tccm: TCCM) -> dict[str, object]:
-    return {
-        "task_class": tccm.task_class, "version": tccm.version, "description": tccm.description.strip(),
-        "path": tccm.path, "extends": tccm.extends, "subgraph": tccm.subgraph,
-        "budget": tccm.budget.model_dump(),
-        **{band: len(tccm.band(band)) for band in BANDS},
-    }
-
-
 @app.command("list")
 def list_command(as_json: JsonOpt = False) -> None:
     """Every task class in service, with its version and whether it is valid."""
-    registry = service.registry(Settings.from_env())
-    rows = []
-    for name in registry.names():
-        errors = registry.errors_for(name)
-        if errors:
-            rows.append({"task_class": name, "valid": False, "errors": [str(e) for e in errors]})
-        else:
-            rows.append({"valid": True, **_summary(registry.get(name)), "overrides": registry.shadowed(name)})
+    rows = task_class_rows(service.registry(Settings.from_env()))
     if as_json:
         emit_json(rows)
         return
@@ -66,10 +54,38 @@ def list_command(as_json: JsonOpt = False) -> None:
     console.print(table)
 
 
+def _show_flow(tccm: TCCM, diagram: bool) -> None:
+    flow = tccm.flow
+    if flow is None:
+        console.print("flow: none (one plan from the chain: recipe, solved example or LLM)")
+        return
+    limit = f", at most {flow.max_steps} steps" if flow.max_steps else ""
+    console.print(f"flow: start at {flow.start}{limit}")
+    table = Table("state", "type", "exits", "does")
+    for name, state in flow.states.items():
+        exits = [f"{t.when or t.description} → {t.next}" for t in state.transitions or ()]
+        exits += [f"default → {state.default}"] if state.default else []
+        exits += [f"→ {state.next}"] if state.next else []
+        does = state.effect or state.note or state.problem or state.instructions or state.description or ""
+        if state.may_read or state.examples:
+            does = ", ".join([*(state.may_read or []), *([f"{state.examples} solved example(s)"] if state.examples
+                                                         else [])])
+        table.add_row(name, state.type, escape("\n".join(exits)), escape(does.strip().split("\n")[0][:80]))
+    console.print(table)
+    if diagram:
+        sys.stdout.write(mermaid.render(flow))  # plain text: paste into a Mermaid renderer
+
+
 @app.command("show")
-def show_command(name: str, as_json: JsonOpt = False) -> None:
-    """One task class, resolved (extends applied), with every entry and its reason."""
+def show_command(
+    name: str, as_json: JsonOpt = False,
+    diagram: Annotated[bool, typer.Option("--mermaid", help="Also print the flow as a Mermaid flowchart.")] = False,
+) -> None:
+    """One task class, resolved (extends applied), with every entry and its reason, and its flow."""
     tccm = service.task_class(Settings.from_env(), name)
+    if as_json and diagram:
+        emit_json({**tccm.model_dump(mode="json"), "mermaid": mermaid.render(tccm.flow) if tccm.flow else None})
+        return
     if as_json:
         emit_json(tccm.model_dump(mode="json"))
         return
@@ -87,6 +103,20 @@ def show_command(name: str, as_json: JsonOpt = False) -> None:
     for pattern in tccm.bootstrap_globs:
         table.add_row("bootstrap", f"glob:{pattern}", "used when the repo has no RepoContext")
     console.print(table)
+    for line in surfaces.lines(surfaces.describe(tccm)):
+        print(line)
+    _show_flow(tccm, diagram)
+
+
+@app.command("surface")
+def surface_command(name: str, as_json: JsonOpt = False) -> None:
+    """What a run of this task class may do: files, kinds, version bumps, side-effects (its policy)."""
+    described = surfaces.describe(service.task_class(Settings.from_env(), name))
+    if as_json:
+        emit_json(described)
+        return
+    for line in surfaces.lines(described):
+        print(line)
 
 
 @app.command("validate")
@@ -99,11 +129,19 @@ def validate_command(
     registry = service.registry(Settings.from_env())
     errors = registry.validate_files(paths) if paths else registry.validate()
     checked = len(paths) if paths else len(registry.names())
+    names = registry.names() if not paths else sorted({s.document.task_class for s in registry.sources
+                                                       if s.document and any(s.path.resolve() == p.resolve()
+                                                                             or p.resolve() in s.path.resolve().parents
+                                                                             for p in paths)})
+    notices = [n for name in names for n in registry.notices(name)]
     if as_json:
-        emit_json({"valid": not errors, "checked": checked, "errors": [e.as_dict() for e in errors]})
+        emit_json({"valid": not errors, "checked": checked, "errors": [e.as_dict() for e in errors],
+                   "notices": notices})
     else:
         for error in errors:
             error_line(str(error))
+        for notice in notices:
+            print(f"note: {notice}")  # one line each, never wrapped
         if not errors:
             console.print(f"ok: {checked} task class file(s) valid")
     if errors:

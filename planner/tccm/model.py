@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from planner.flow.model import Flow
+from planner.policy.model import Policy, PolicyDocument
 from repocontext.globs import GlobError, check_glob
 from repocontext.model import SECTIONS
 
@@ -163,6 +165,8 @@ class TCCMDocument(_Strict):
     may_read: list[Entry] | None = None
     bootstrap_globs: list[str] | None = None
     budget: BudgetOverride | None = None
+    policy: PolicyDocument | None = Field(default=None, description="the decision surface: what a run may change")
+    flow: Flow | None = Field(default=None, description="typed states run per work item instead of one LLM call")
 
     @field_validator("version")
     @classmethod
@@ -197,6 +201,8 @@ class TCCM(_Strict):
     may_read: tuple[Entry, ...] = ()
     bootstrap_globs: tuple[str, ...] = ()
     budget: Budget
+    policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
+    flow: Flow | None = None  # the child's flow, else the parent's
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
     chain: tuple[str, ...] = ()  # files that contributed, child first

@@ -28,6 +28,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import PlannerError, TCCMError
+from planner.flow.validate import problems as flow_problems
+from planner.flow.validate import refused_effects
+from planner.policy import inherit
 from planner.tccm import yamlsource
 from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
 
@@ -89,6 +92,9 @@ def read_source(path: Path) -> SourceFile:
     except ValidationError as exc:
         source.errors.extend(_pydantic_errors(source, exc))
         return source
+    if source.document.flow is not None:  # structural flow problems, all of them, each at its line
+        source.errors.extend(TCCMError(source.display, source.located.line_of(loc), yamlsource.dotted(loc), cause)
+                             for loc, cause in flow_problems(source.document.flow))
     if source.document.task_class != path.stem:
         line = source.located.line_of(("task_class",))
         source.errors.append(TCCMError(
@@ -218,6 +224,7 @@ class Registry:
         }
         boot = list(parent.bootstrap_globs) if parent else []
         boot += [g for g in doc.bootstrap_globs or () if g not in boot]
+        policy, flow = self._surface(source, doc, parent)
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
@@ -227,9 +234,38 @@ class Registry:
             subgraph=doc.subgraph or (parent.subgraph if parent else None),
             lineage=(doc.task_class, *(t for t in (parent.lineage if parent else ()) if t != doc.task_class)),
             worker=doc.worker or (parent.worker if parent else None),
-            bootstrap_globs=tuple(boot), budget=budget, path=str(source.path),
+            bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )
+
+    def _surface(self, source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> tuple[Any, Any]:
+        """The policy (extends applied; an undeclared widening is an error) and the flow (the child's, else
+        the parent's), checked against each other: a flow may only run side-effects the policy allows."""
+        located = source.located
+        assert located is not None
+        policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class)
+        for field_name, cause in problems:
+            loc = ("policy", field_name)
+            raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause)
+        flow = doc.flow or (parent.flow if parent else None)
+        if flow is not None:
+            for loc, cause in refused_effects(flow, policy):
+                own = doc.flow is not None  # an inherited flow is checked against this class's policy here
+                line = located.line_of(loc) if own else located.line_of(("policy",))
+                raise TCCMError(source.display, line, yamlsource.dotted(loc), cause)
+        return policy, flow
+
+    def notices(self, name: str) -> list[str]:
+        """What validation shows besides errors: each limit a class widened over its parent, on purpose."""
+        try:
+            tccm = self.get(name)
+        except PlannerError:
+            return []
+        source = self.source(name)
+        line = source.located.line_of(("policy", "widens")) if source.located else None
+        where = f"{source.display}:{line}" if line else source.display
+        return [f"{where}: policy.widens: widened on purpose: {w}" for w in (tccm.policy.widened if tccm.policy
+                                                                              else ())]
 
     def validate(self, names: Iterable[str] | None = None) -> list[TCCMError]:
         """All problems, file by file, in a stable order."""

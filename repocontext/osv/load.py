@@ -182,12 +182,40 @@ def fingerprint(sources: Sources) -> str:
     digest = hashlib.sha256()
     for path in split_sources(sources):
         kind = detect(path)
-        files = advisory_files(path) if kind == "directory" else [path] if kind != "missing" else []
         digest.update(f"{kind}\0{path.resolve()}\0".encode())
-        for file in files:
-            try:
-                stat = file.stat()
-            except OSError:
-                continue
-            digest.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        stats = _stats_below(str(path)) if kind == "directory" else _stat_of(path) if kind != "missing" else []
+        for name, size, mtime in sorted(stats):
+            digest.update(f"{name}\0{size}\0{mtime}\0".encode())
     return digest.hexdigest()
+
+
+def _stat_of(path: Path) -> list[tuple[str, int, int]]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return []
+    return [(str(path), stat.st_size, stat.st_mtime_ns)]
+
+
+def _stats_below(root: str) -> list[tuple[str, int, int]]:
+    """(path, size, mtime) of the files `advisory_files` would list, with one scandir per folder (a
+    snapshot has thousands of files: Path objects and os.walk cost more than the stats)."""
+    found: list[tuple[str, int, int]] = []
+    folders = [root]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):  # as os.walk: linked folders are not entered
+                            folders.append(entry.path)
+                        elif entry.name.lower().endswith(SUFFIXES):
+                            stat = entry.stat()
+                            found.append((entry.path, stat.st_size, stat.st_mtime_ns))
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return found

@@ -21,7 +21,8 @@ from typing import Any
 from repocontext.model import Diagnostic, Finding, FixChoice
 from repocontext.osv.db import AdvisoryDB
 from repocontext.osv.evaluate import Evaluation
-from repocontext.osv.load import fingerprint, load
+from repocontext.osv.index import open_db
+from repocontext.osv.load import fingerprint
 from repocontext.osv.remedy import choose_remedy
 from repocontext.osv.schema import Advisory
 from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
@@ -132,7 +133,7 @@ def _load_cached(source: str) -> AdvisoryDB:
     cached = _CACHE.get(source)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    db = load(source)
+    db = open_db(source, stamp)  # the compiled index: parsed once, opened by every later process
     if len(_CACHE) >= 4:
         _CACHE.clear()
     _CACHE[source] = (stamp, db)

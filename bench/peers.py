@@ -1,0 +1,186 @@
+"""Benchmark: our gather beside the peers that pack or map a repository, on real trees, interleaved.
+
+For each real tree from ../shared/corpus (python/pythondotorg at its newest commit, docker/awesome-compose),
+ROUNDS rounds run, in this order each round so machine load falls on all alike:
+
+- ours, cold: `python -m planner gather TREE [--advisories ADV]` in a fresh PLANNER_HOME (no RepoContext yet);
+  the compiled advisory index is shared, as on any machine after its first gather (its one-off build is
+  printed on its own);
+- ours, re-gather: one file changed and committed, then the same command again (whole-process);
+- repomix: `repomix TREE -o OUT --quiet` (packs the whole tree), when `repomix` is on PATH;
+- aider: its RepoMap over every file of the tree, when an interpreter that imports `aider` is given
+  (`--aider-python`, or the one behind `aider` on PATH).
+
+Everything is timed whole-process, start to exit. Medians are printed, with our cold time's ratio to each
+peer (> 1: we are faster). The bench installs nothing: a missing peer is named and skipped. It also prints
+the full RepoContext's size in tokens beside the packed repository's (repomix's count when it ran).
+Run: python bench/peers.py [--rounds N] [--aider-python PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+ADVISORIES = SHARED / "advisories" / "pypa"
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"]
+
+AIDER_MAP = """
+import sys, os
+from aider.io import InputOutput
+from aider.models import Model
+from aider.repomap import RepoMap
+root = sys.argv[1]
+files = [os.path.join(d, f) for d, _, fs in os.walk(root) if "/.git" not in d for f in fs]
+rm = RepoMap(root=root, io=InputOutput(yes=True), main_model=Model("gpt-4o-mini"), map_tokens=4096)
+text = rm.get_repo_map([], files) or ""
+print(len(text))
+"""
+
+
+def trees(work: Path) -> dict[str, Path]:
+    """The real trees, as git repositories; empty when the corpus is absent."""
+    found: dict[str, Path] = {}
+    bundle = CORPUS / "pythondotorg.bundle"
+    if bundle.is_file():
+        target = work / "pythondotorg"
+        subprocess.run(["git", "clone", "-q", str(bundle), str(target)], check=True)
+        found["pythondotorg"] = target
+    archive = CORPUS / "awesome-compose.tar.gz"
+    if archive.is_file():
+        target = work / "awesome-compose"
+        target.mkdir()
+        with tarfile.open(archive) as tar:
+            tar.extractall(target, filter="data")
+        subprocess.run(["git", "init", "-q", str(target)], check=True)
+        subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
+        subprocess.run([*GIT, "-C", str(target), "commit", "-q", "-m", "tree"], check=True)
+        found["awesome-compose"] = target
+    return found
+
+
+def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])}…: exit {done.returncode}: {done.stderr.strip()[-300:]}")
+    return elapsed, done.stdout
+
+
+def ours_env(home: Path, index: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_")}
+    return {**env, "PLANNER_HOME": str(home), "PLANNER_ADVISORY_INDEX": str(index), "PYTHONPATH": str(ROOT)}
+
+
+def gather(tree: Path, env: dict[str, str]) -> float:
+    command = [sys.executable, "-m", "planner", "gather", str(tree)]
+    if ADVISORIES.is_dir():
+        command += ["--advisories", str(ADVISORIES)]
+    return timed(command, env, ROOT)[0]
+
+
+def touch_and_commit(tree: Path, round_no: int) -> None:
+    readme = tree / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8") + f"\n<!-- bench round {round_no} -->\n", encoding="utf-8")
+    subprocess.run([*GIT, "-C", str(tree), "commit", "-q", "-am", f"round {round_no}"], check=True)
+
+
+def aider_python(given: str | None) -> str | None:
+    if given:
+        return given
+    found = shutil.which("aider")
+    if not found:
+        return None
+    first = Path(found).read_text(errors="replace").splitlines()[0]
+    return first[2:].strip() if first.startswith("#!") else None
+
+
+def context_tokens(home: Path, tree: Path) -> int:
+    code = ("import sys; from pathlib import Path; from repocontext.store import RepoContextStore; "
+            "from planner import tokens; c = RepoContextStore(Path(sys.argv[1])).load(Path(sys.argv[2])); "
+            "print(tokens.count(c.model_dump_json()))")
+    return int(timed([sys.executable, "-c", code, str(home), str(tree)], {**os.environ, "PYTHONPATH": str(ROOT)},
+                     ROOT)[1])
+
+
+def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = defaultdict(list)
+    index = work / "advisory-index"
+    home = work / f"{name}-warm-home"
+    first = gather(tree, ours_env(home, index))
+    print(f"  (first gather, compiling the advisory index too: {first:.2f} s)")
+    for n in range(rounds):
+        cold_home = work / f"{name}-cold-{n}"
+        times["ours cold"].append(gather(tree, ours_env(cold_home, index)))
+        shutil.rmtree(cold_home, ignore_errors=True)
+        touch_and_commit(tree, n)
+        times["ours re-gather"].append(gather(tree, ours_env(home, index)))
+        if shutil.which("repomix"):
+            times["repomix"].append(timed(["repomix", str(tree), "-o", str(work / "packed.xml"), "--quiet"])[0])
+        if aider:
+            times["aider repo map"].append(timed([aider, "-c", AIDER_MAP, str(tree)], cwd=work)[0])
+            for cache in tree.glob(".aider.tags.cache*"):  # its tag cache: remove it, so each run is cold
+                shutil.rmtree(cache, ignore_errors=True)
+    ours_tokens = context_tokens(home, tree)
+    packed = work / "packed.xml"
+    if packed.is_file():
+        packed_tokens = context_tokens_of_text(packed)
+        print(f"  full RepoContext {ours_tokens:,} tokens; the whole tree packed by repomix {packed_tokens:,} tokens")
+    else:
+        print(f"  full RepoContext {ours_tokens:,} tokens")
+    return times
+
+
+def context_tokens_of_text(path: Path) -> int:
+    code = "import sys; from planner import tokens; print(tokens.count(open(sys.argv[1], errors='replace').read()))"
+    return int(timed([sys.executable, "-c", code, str(path)], {**os.environ, "PYTHONPATH": str(ROOT)}, ROOT)[1])
+
+
+def report(times: dict[str, list[float]]) -> None:
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    ours = medians["ours cold"]
+    for label, median in medians.items():
+        faster = "faster" if median > ours else "slower"
+        ratio = "" if label.startswith("ours") else f"   ours cold is {median / ours:.2f}× {faster}"
+        spread = f"min {min(times[label]):.2f}, max {max(times[label]):.2f}"
+        print(f"  {label:<16} median {median:6.2f} s  ({spread}){ratio}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--aider-python", help="an interpreter that can import aider (for its RepoMap)")
+    args = parser.parse_args()
+    aider = aider_python(args.aider_python)
+    missing = [n for n, ok in (("repomix", shutil.which("repomix")), ("aider", aider)) if not ok]
+    if missing:
+        print(f"peers not found, skipped: {', '.join(missing)} (this bench installs nothing)")
+    with tempfile.TemporaryDirectory(prefix="peers-") as folder:
+        work = Path(folder)
+        found = trees(work)
+        if not found:
+            print(f"no corpus at {CORPUS}: nothing to measure")
+            return 0
+        for name, tree in found.items():
+            files = len(subprocess.run(["git", "-C", str(tree), "ls-files"], capture_output=True, text=True,
+                                       check=True).stdout.splitlines())
+            print(f"\n== {name}: {files} files, {args.rounds} interleaved rounds ==")
+            report(run_tree(name, tree, args.rounds, work, aider))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

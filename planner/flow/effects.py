@@ -1,0 +1,97 @@
+"""Side-effect states: named, allow-listed deterministic steps, each checked against the policy first.
+
+- apply: the plan's edits applied in memory and checked against the policy (a flow can branch on
+  `apply.failed` and send the plan back to an action, naming the rule);
+- verify: the repo's test command on the patched tree, in a throwaway copy (planner/verify.py);
+- regather: a fresh RepoContext for the repository.
+A side-effect the policy does not allow fails the item, naming the rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from planner import service
+from planner import verify as verification
+from planner.errors import PlannerError
+from planner.flow.model import END
+from planner.flow.states import Step, Visit
+from planner.plan import Edit, EditError, apply_edits
+from planner.policy import kinds
+from planner.policy.enforce import check_edits, check_side_effect, from_state
+from repocontext.store import RepoContextStore, StoreError
+from subgraphs.base import reader
+
+
+def _context(visit: Visit) -> Any:
+    try:
+        return RepoContextStore(visit.runtime.context.settings.home).load_lazy(Path(visit.state["repo"]))
+    except StoreError:
+        return None
+
+
+def _patched(visit: Visit) -> dict[str, str]:
+    """path → text with the current plan applied (raises EditError)."""
+    edits = [Edit.model_validate(e) for e in (visit.state.get("plan") or {}).get("edits") or []]
+    return {path: after for path, (_, after) in apply_edits(reader(visit.state["repo"]), edits).items()}
+
+
+def apply(visit: Visit) -> dict[str, Any]:
+    plan = visit.state.get("plan")
+    if not plan:
+        return {"ran": False, "ok": False, "failed": True, "error": "there is no plan to apply"}
+    try:
+        files = _patched(visit)
+    except EditError as exc:
+        return {"ran": True, "ok": False, "failed": True, "error": str(exc)}
+    policy, _ = from_state(visit.state.get("tccm"), visit.state.get("inputs") or {})
+    found = check_edits(policy, plan.get("edits") or [], visit.state["item"], kinds.facts(_context(visit))) \
+        if policy else []
+    if found:
+        error = "; ".join(f"{v.rule}: {v.message}" for v in found)
+        return {"ran": True, "ok": False, "failed": True, "error": error, "refused": sorted({v.rule for v in found})}
+    return {"ran": True, "ok": True, "failed": False, "error": "", "files": sorted(files)}
+
+
+def verify(visit: Visit) -> dict[str, Any]:
+    context = _context(visit) or {}
+    command = (context.get("conventions") or {}).get("test_command")
+    if not command:
+        return {"ran": False, "passed": None, "failed": False, "reason": "the repository declares no test command"}
+    try:
+        files = _patched(visit)
+    except EditError as exc:
+        return {"ran": False, "passed": None, "failed": True, "reason": f"the plan does not apply: {exc}"}
+    visit.runtime.context.on_event("verify", {"command": command, "tests": [], "item": visit.item.id})
+    result = verification.run(Path(visit.state["repo"]), files, command, [])
+    return {"ran": True, "passed": result["passed"], "failed": not result["passed"], "command": result["command"],
+            "exit_code": result["exit_code"], "seconds": result["seconds"], "output": result["output_tail"][-2000:]}
+
+
+def regather(visit: Visit) -> dict[str, Any]:
+    try:
+        context, _ = service.gather_repo(visit.runtime.context.settings, Path(visit.state["repo"]), warm=False)
+    except PlannerError as exc:
+        return {"ran": False, "error": exc.message}
+    return {"ran": True, "commit": context.meta.commit}
+
+
+EFFECTS = {"apply": apply, "verify": verify, "regather": regather}
+
+
+def side_effect(visit: Visit) -> Step:
+    effect = visit.spec.effect or ""
+    policy, _ = from_state(visit.state.get("tccm"), visit.state.get("inputs") or {})
+    refused = check_side_effect(policy, effect)
+    if refused:
+        visit.record["refused"] = refused.model_dump()
+        return Step(END, "refused", f"{refused.rule}: {refused.message}")
+    outcome = EFFECTS[effect](visit)
+    visit.record[effect] = outcome
+    target, why = visit.route()
+    summary = ("ok" if outcome.get("ok") else "failed") if effect == "apply" else \
+        ("passed" if outcome.get("passed") else "failed" if outcome.get("failed") else "not run") \
+        if effect == "verify" else ("done" if outcome.get("ran") else "failed")
+    detail = outcome.get("error") or outcome.get("reason") or outcome.get("command") or ""
+    return Step(target, summary, "; ".join(x for x in (f"{effect}: {detail}".rstrip(": "), why) if x))

@@ -1,0 +1,47 @@
+"""The gate in the supervisor's join: an item whose edits leave the surface fails, naming the rule.
+
+It runs before the items' edits are merged into the patch, so a refused edit is never reported
+or applied; each refusal is also a stage record (stage `policy`) in the run's provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from planner.chain.work import Blocker, ItemResult
+from planner.policy.enforce import check_edits
+from planner.policy.model import Policy
+
+CHECKED = frozenset({"succeeded", "needs_regeneration", "no_changes"})
+
+
+def refuse(result: ItemResult, violations: list[Any]) -> None:
+    """Fail an item for policy violations; its edits stay out of the patch."""
+    result.status = "failed"
+    result.error = "refused by policy: " + "; ".join(f"{v.rule}: {v.message}" for v in violations)
+    result.blockers = [*result.blockers, *(Blocker(kind="policy", file=v.file, message=f"{v.rule}: {v.message}",
+                                                   fix=v.fix) for v in violations)]
+    shown = "".join(f"- `{v.rule}`: {v.message}" + (f" ({v.fix})" if v.fix else "") + "\n" for v in violations)
+    result.report += f"\n**Refused by the task class's policy** (nothing of this item is in the patch):\n\n{shown}"
+
+
+def gate(policy: Policy | None, results: list[ItemResult], known: Mapping[str, str],
+         notes: list[str]) -> list[dict[str, Any]]:
+    """Check every item that would contribute edits; returns the stage records for provenance."""
+    if policy is None:
+        return []
+    stages: list[dict[str, Any]] = []
+    for result in results:
+        if result.status not in CHECKED or not result.edits:
+            continue
+        violations = check_edits(policy, result.edits, result.item.model_dump(), known)
+        if violations:
+            refuse(result, violations)
+            stages.append({"item": result.item.id, "stage": "policy", "outcome": "refused",
+                           "reason": "; ".join(f"{v.rule}: {v.message}" for v in violations),
+                           "rules": sorted({v.rule for v in violations})})
+        elif notes:  # a relaxed limit is worth a line in provenance; a plain pass is not
+            stages.append({"item": result.item.id, "stage": "policy", "outcome": "allowed",
+                           "reason": "every edit is inside the surface; " + "; ".join(notes)})
+    return stages

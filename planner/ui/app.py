@@ -1,0 +1,162 @@
+"""`planner ui`: a read-only web app over PLANNER_HOME (pages for people, /api for scripts).
+
+Every route is a GET that reads; none writes to PLANNER_HOME or a repository.
+The /api shapes are the CLI's `--json` shapes (planner/queries.py and
+`show_payload`), so a script can move between the two.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
+
+from planner import service
+from planner.config import Settings
+from planner.errors import EnvironmentProblem, PlannerError
+from planner.queries import task_class_rows
+from planner.runs import show_payload
+from planner.telemetry import MIN_RUNS, Telemetry
+from planner.ui.compare import compare
+from planner.ui.home import Home, NotFound
+from planner.ui.render import render
+from planner.ui.views import RunFilters, run_page, runs_page, source
+
+
+def _error(request: Request, status: int, title: str, message: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    return HTMLResponse(render("error.html", title=title, message=message), status_code=status)
+
+
+def _install_errors(app: FastAPI) -> None:
+    """Bad input is a page with one clear line; never a traceback."""
+
+    @app.exception_handler(NotFound)
+    async def not_found(request: Request, exc: NotFound) -> Response:
+        return _error(request, 404, "Not found", exc.message)
+
+    @app.exception_handler(PlannerError)
+    async def planner_error(request: Request, exc: PlannerError) -> Response:
+        status = 503 if isinstance(exc, EnvironmentProblem) else 400
+        return _error(request, status, "Cannot show this", exc.message)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        message = "no such page (try /runs)" if exc.status_code == 404 else str(exc.detail)
+        return _error(request, exc.status_code, "Not found" if exc.status_code == 404 else "Error", message)
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> Response:
+        return _error(request, 500, "Internal error", f"internal error: {exc.__class__.__name__}")
+
+
+def _page(template: str, **context: Any) -> HTMLResponse:
+    return HTMLResponse(render(template, **context))
+
+
+def export_html(settings: Settings, run_id: str) -> str:
+    """The run page as one self-contained file (inline CSS and script, no links to a server)."""
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    return render("run.html", r=run_page(Home(settings.home), run_id), export=True, exported_at=stamp)
+
+
+def _add_pages(app: FastAPI, settings: Settings, home: Home) -> None:
+    @app.get("/", include_in_schema=False)
+    def index() -> RedirectResponse:
+        return RedirectResponse("/runs")
+
+    @app.get("/runs", response_class=HTMLResponse)
+    def runs(status: str | None = None, task_class: str | None = None, repo: str | None = None,
+             kind: str | None = None, page: int = 1) -> HTMLResponse:
+        filters = RunFilters(status=status, task_class=task_class, repo=repo, kind=kind, page=max(1, page))
+        return _page("runs.html", page=runs_page(home, filters))
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run(run_id: str) -> HTMLResponse:
+        data = run_page(home, run_id)
+        return _page("run.html", r=data, live=data["live"])
+
+    @app.get("/runs/{run_id}/export.html", response_class=HTMLResponse)
+    def export(run_id: str) -> HTMLResponse:
+        return HTMLResponse(export_html(settings, run_id))
+
+    @app.get("/compare/{a}/{b}", response_class=HTMLResponse)
+    def compare_page(a: str, b: str) -> HTMLResponse:
+        return _page("compare.html", c=_compare(home, a, b).model_dump())
+
+    @app.get("/task-classes", response_class=HTMLResponse)
+    def task_classes() -> HTMLResponse:
+        registry = service.registry(settings)
+        rows = task_class_rows(registry)
+        tccms = {r["task_class"]: registry.get(r["task_class"]) for r in rows if r["valid"]}
+        return _page("task_classes.html", rows=rows, tccms=tccms)
+
+    @app.get("/learn", response_class=HTMLResponse)
+    def learn(task_class: str | None = None) -> HTMLResponse:
+        stats = _learn(settings, None)
+        names = sorted({s["task_class"] for s in stats})
+        shown = [s for s in stats if not task_class or s["task_class"] == task_class]
+        return _page("learn.html", stats=shown, names=names, task_class=task_class, min_runs=MIN_RUNS)
+
+
+def _compare(home: Home, a: str, b: str) -> Any:
+    return compare(source(home, a)[3], source(home, b)[3])
+
+
+def _learn(settings: Settings, task_class: str | None) -> list[dict[str, Any]]:
+    telemetry = Telemetry(settings.home, readonly=True)
+    try:
+        return [s.as_dict() for s in telemetry.report(task_class)]
+    finally:
+        telemetry.close()
+
+
+def _add_api(app: FastAPI, settings: Settings, home: Home) -> None:
+    @app.get("/api/runs")
+    def api_runs(status: str | None = None, task_class: str | None = None, repo: str | None = None,
+                 kind: str | None = None) -> list[dict[str, Any]]:
+        """`planner runs list --json`, optionally filtered."""
+        filters = RunFilters(status=status, task_class=task_class, repo=repo, kind=kind)
+        return filters.pick(home.all_rows()[0])
+
+    @app.get("/api/runs/{run_id}")
+    def api_run(run_id: str) -> dict[str, Any]:
+        """`planner runs show --json` (a bundle build: its provenance record, as the CLI prints)."""
+        _, run, state, src = source(home, run_id)
+        if run is None:
+            return src
+        state.pop("nodes_done", None)
+        return show_payload({**state, "run": run})
+
+    @app.get("/api/runs/{run_id}/provenance")
+    def api_provenance(run_id: str) -> dict[str, Any]:
+        """`planner provenance ID --json` (for a running run: what its checkpoint holds so far)."""
+        return source(home, run_id)[3]
+
+    @app.get("/api/compare/{a}/{b}")
+    def api_compare(a: str, b: str) -> dict[str, Any]:
+        return _compare(home, a, b).model_dump(mode="json")
+
+    @app.get("/api/task-classes")
+    def api_task_classes() -> list[dict[str, Any]]:
+        """`planner task-classes list --json`."""
+        return task_class_rows(service.registry(settings))
+
+    @app.get("/api/learn")
+    def api_learn(task_class: str | None = None) -> list[dict[str, Any]]:
+        """`planner learn report --json`."""
+        return _learn(settings, task_class)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+    home = Home(settings.home)
+    app = FastAPI(title="tccm-planner", docs_url=None, redoc_url=None, openapi_url=None)
+    _install_errors(app)
+    _add_pages(app, settings, home)
+    _add_api(app, settings, home)
+    return app

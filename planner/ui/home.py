@@ -1,0 +1,200 @@
+"""Read-only access to PLANNER_HOME for the web UI: runs, provenance records and run artifacts.
+
+Nothing here creates or writes a file. Every path is built from a validated
+id and checked to stay inside PLANNER_HOME after symlinks are resolved, so no
+request can read elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from planner.errors import PlannerError
+from planner.provenance import ProvenanceRecord, ProvenanceStore, index_summary
+from planner.queries import run_rows
+from planner.runs import RunStore, live_status, read_state
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")  # run ids are like 20261121-202631-f1699d
+SUMMARY_KEYS = ("commit", "items", "llm_calls", "cost_usd")
+
+
+Rows = tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
+
+
+class NotFound(PlannerError):
+    """An unknown run id (a 404 page, never a traceback)."""
+
+
+class RunRow(BaseModel):
+    """One line of the runs page."""
+
+    id: str
+    kind: str
+    task_class: str
+    status: str
+    repo: str
+    created_at: str
+    commit: str | None = None
+    items: int | None = None
+    tokens: int | None = None
+    max_tokens: int | None = None
+    llm_calls: int | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+
+
+def inside(home: Path, path: Path) -> bool:
+    """True when `path` (symlinks resolved) lies under PLANNER_HOME."""
+    try:
+        path.resolve().relative_to(home.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def check_id(run_id: str) -> str:
+    if not _ID.match(run_id):
+        raise NotFound(f"no run or bundle build {run_id!r} under PLANNER_HOME (ids are letters, digits, - and _)")
+    return run_id
+
+
+def _duration(row: dict[str, Any] | None) -> float | None:
+    if not row or row["status"] in ("running", "interrupted"):
+        return None
+    start, end = datetime.fromisoformat(row["created_at"]), datetime.fromisoformat(row["updated_at"])
+    return (end - start).total_seconds()
+
+
+class Home:
+    """PLANNER_HOME, read-only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cache: tuple[tuple[Any, ...], Rows] | None = None
+
+    def _stamp(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """Changes whenever a run is created or changes status (runs.sqlite and its WAL) or a record is
+        appended (index.jsonl)."""
+        stamps = []
+        for name in ("runs.sqlite", "runs.sqlite-wal", "runs/index.jsonl"):
+            try:
+                st = (self.path / name).stat()
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(stamps)
+
+    def _load(self) -> Rows:
+        store = RunStore(self.path, readonly=True)
+        try:
+            runs = store.summaries(keep_pid=True)
+        finally:
+            store.close()
+        index = ProvenanceStore(self.path).list()
+        return run_rows(runs, index), {r["id"]: r for r in runs}, {r["id"]: r for r in index}
+
+    def all_rows(self) -> Rows:
+        """(CLI-shaped rows oldest first, runs table rows by id, index lines by id). Parsed once per change of
+        the stores, so a page over 10,000 runs does not re-read them all; a running run's status is checked
+        against its process on every call, as the CLI does."""
+        stamp = self._stamp()
+        cached = self._cache
+        if cached is None or cached[0] != stamp:
+            cached = self._cache = (stamp, self._load())
+        rows, runs, index = cached[1]
+        running = {r["id"] for r in runs.values() if r["status"] == "running"}
+        if not running:
+            return rows, runs, index
+        live = {i: live_status("running", runs[i]["pid"]) for i in running}
+        return [{**r, "status": live[r["id"]]} if r["id"] in live else r for r in rows], runs, index
+
+    def run_row(self, row: dict[str, Any], run: dict[str, Any] | None, summary: dict[str, Any] | None) -> RunRow:
+        """The runs page line: the CLI row, plus what the index (or, for older lines, the record) knows."""
+        summary = dict(summary or {})
+        if summary and any(k not in summary for k in SUMMARY_KEYS):
+            summary.update(self._summary(summary["id"]) or {})
+        picked = {k: summary.get(k) for k in ("tokens", "max_tokens", *SUMMARY_KEYS)}
+        return RunRow(**row, **picked, duration_s=_duration(run))
+
+    def _summary(self, run_id: str) -> dict[str, Any] | None:
+        path = self.path / "runs" / f"{run_id}.json"
+        if not _ID.match(run_id) or not path.is_file() or not inside(self.path, path):
+            return None
+        return _cached_summary(path, path.stat().st_mtime_ns)
+
+    def record(self, run_id: str) -> ProvenanceRecord | None:
+        """The run's provenance record, or None when it has none (yet)."""
+        full = self._full_id(run_id)
+        path = self.path / "runs" / f"{full}.json"
+        if not path.is_file():
+            return None
+        if not inside(self.path, path):
+            raise NotFound(f"run {run_id!r}: its record points outside PLANNER_HOME; not shown")
+        return ProvenanceStore(self.path).get(full)
+
+    def _full_id(self, run_id: str) -> str:
+        """The unique run or record id `run_id` starts (like the CLI), or NotFound."""
+        check_id(run_id)
+        store = RunStore(self.path, readonly=True)
+        try:
+            ids = {r["id"] for r in store.matching(run_id)}
+        finally:
+            store.close()
+        if run_id in ids or (self.path / "runs" / f"{run_id}.json").is_file():
+            return run_id  # an exact id: no need to list the runs folder
+        ids |= {p.name.removesuffix(".json") for p in (self.path / "runs").glob(f"{run_id}*.json")}
+        if run_id in ids:
+            return run_id
+        if len(ids) != 1:
+            why = "is ambiguous" if ids else "does not exist"
+            raise NotFound(f"run {run_id!r} {why} under PLANNER_HOME {self.path}")
+        return ids.pop()
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """The runs table row of a dispatched run (None for a bundle build)."""
+        store = RunStore(self.path, readonly=True)
+        try:
+            return store.get(run_id)
+        except PlannerError:
+            return None
+        finally:
+            store.close()
+
+    def state(self, run_id: str) -> dict[str, Any]:
+        return read_state(self.path, check_id(run_id))
+
+    def artifact(self, run_id: str, name: str) -> str | None:
+        """A run artifact's text (report.md, patch.diff, ledger.json), None when absent or outside the home."""
+        path = self.path / "runs" / check_id(run_id) / name
+        if not path.is_file() or not inside(self.path, path):
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+
+    def resolve(self, run_id: str) -> str:
+        return self._full_id(run_id)
+
+
+@lru_cache(maxsize=4096)
+def _cached_summary(path: Path, mtime_ns: int) -> dict[str, Any] | None:
+    """Records are append-only, so (path, mtime) identifies their content."""
+    try:
+        record = ProvenanceRecord.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return {k: v for k, v in index_summary(record).items() if k in SUMMARY_KEYS}
+
+
+def ledger(text: str | None) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return data if isinstance(data, list) else []

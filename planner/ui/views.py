@@ -1,0 +1,171 @@
+"""What each page shows, as plain data: the runs list and one run (from its record, or live from its checkpoint)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from planner.ui.home import Home, NotFound, RunRow, ledger
+
+PAGE_SIZE = 50
+FILTERS = ("status", "task_class", "repo", "kind")
+BAND_ORDER = ("must_read", "bootstrap", "should_read", "may_read")
+
+
+class RunFilters(BaseModel):
+    status: str | None = None
+    task_class: str | None = None
+    repo: str | None = None
+    kind: str | None = None
+    page: int = Field(default=1, ge=1)
+
+    def active(self) -> list[tuple[str, str]]:
+        return [(f, value) for f in FILTERS if (value := getattr(self, f))]
+
+    def pick(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        active = self.active()
+        return [r for r in rows if all(r.get(f) == v for f, v in active)] if active else list(rows)
+
+    def query(self, **changes: Any) -> str:
+        """The query string of these filters with `changes` (for pagination links)."""
+        from urllib.parse import urlencode
+
+        values = {**self.model_dump(), **changes}
+        return urlencode({k: v for k, v in values.items() if v and not (k == "page" and v == 1)})
+
+
+class RunsPage(BaseModel):
+    rows: list[RunRow]
+    total: int
+    page: int
+    pages: int
+    filters: RunFilters
+    options: dict[str, list[str]]
+
+
+def runs_page(home: Home, filters: RunFilters) -> RunsPage:
+    """Newest first, filtered, one page of PAGE_SIZE; only the shown rows are enriched."""
+    rows, runs, index = home.all_rows()
+    options = {f: sorted({r[f] for r in rows} - {None, ""}) for f in FILTERS}
+    picked = filters.pick(rows[::-1])
+    pages = max(1, -(-len(picked) // PAGE_SIZE))
+    page = min(filters.page, pages)
+    shown = picked[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    return RunsPage(rows=[home.run_row(r, runs.get(r["id"]), index.get(r["id"])) for r in shown],
+                    total=len(picked), page=page, pages=pages, filters=filters.model_copy(update={"page": page}),
+                    options=options)
+
+
+def _from_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A running (or unfinished) run's provenance so far, in the record's shape. Bundle text, files and
+    slices stay out: the page shows fates and sizes, never content."""
+    bundle = state.get("bundle") or {}
+    return {"entries": bundle.get("entries", []), "totals": bundle.get("totals"), "mode": bundle.get("mode"),
+            "bundle_sha256": bundle.get("sha256"), "item_bundles": state.get("bundles", []),
+            "stages": state.get("stages", []), "requests": state.get("requests", []),
+            "llm_calls": state.get("llm_calls", []), "tccm": state.get("tccm"), "inputs": state.get("inputs", {}),
+            "repocontext": state.get("repocontext"), "hot_views": None, "task_class": state.get("task_class")}
+
+
+def band_bar(entries: list[dict[str, Any]], totals: dict[str, Any] | None) -> dict[str, Any]:
+    """Tokens per band against max_tokens (the bar on a run page)."""
+    per: dict[str, int] = defaultdict(int)
+    for entry in entries:
+        per[entry["band"]] += entry.get("tokens") or 0
+    limit = max(1, (totals or {}).get("max_tokens") or 1)
+    header = (totals or {}).get("header_tokens") or 0
+    segments = [{"band": b, "tokens": per[b], "pct": round(100 * per[b] / limit, 2)} for b in BAND_ORDER if per[b]]
+    if header:
+        segments.append({"band": "header", "tokens": header, "pct": round(100 * header / limit, 2)})
+    return {"segments": segments, "tokens": (totals or {}).get("tokens", 0), "max_tokens": limit}
+
+
+def _items(src: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per work item: status and blockers (checkpoint), stages, its narrowed bundle, requests and LLM calls."""
+    outcomes = {o["item"]["id"]: o for o in state.get("outcomes") or state.get("results") or []}
+    bundles = {b["item"]: b for b in src.get("item_bundles") or []}
+    ids = [i["id"] for i in state.get("items") or []]
+    ids += [i for i in [*bundles, *(s.get("item") for s in src.get("stages") or [])] if i and i not in ids]
+    seen: list[str] = list(dict.fromkeys(ids))
+    items = []
+    for item_id in seen:
+        outcome, bundle = outcomes.get(item_id) or {}, bundles.get(item_id)
+        items.append({
+            "id": item_id, "status": outcome.get("status"), "blockers": outcome.get("blockers") or [],
+            "error": outcome.get("error"), "source": outcome.get("source"),
+            "stages": [s for s in src.get("stages") or [] if s.get("item") == item_id],
+            "requests": [r for r in src.get("requests") or [] if r.get("item") == item_id],
+            "llm_calls": [c for c in src.get("llm_calls") or [] if c.get("item") == item_id],
+            "bundle": bundle, "bar": band_bar(bundle["entries"], bundle.get("totals")) if bundle else None,
+        })
+    return items
+
+
+def _entry_row(entry: dict[str, Any], scope: str) -> tuple[str, ...]:
+    """One provenance table row as display strings (computed here, not in the template: a run page can
+    have thousands): scope, band, selector → target, status, tokens, source, reason/detail, rule."""
+    shown = entry["selector"]
+    if entry["kind"] != "selector" and entry["target"] not in shown:
+        shown = f"{shown} → {entry['target']}"
+    note = " — ".join(x for x in (entry.get("reason"), entry.get("detail")) if x)
+    return (scope, entry["band"], shown, entry["status"], tokens_text(entry), entry.get("source") or "none", note,
+            entry.get("rule") or "")
+
+
+def tokens_text(entry: dict[str, Any]) -> str:
+    tokens, needed = entry.get("tokens") or 0, entry.get("tokens_needed")
+    if needed is not None and entry.get("status") != "included":
+        return f"{tokens}/{needed}" if tokens else f"~{needed}"
+    return str(tokens) if tokens else ""
+
+
+def _entry_rows(src: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = [_entry_row(e, "run") for e in src.get("entries") or []]
+    for bundle in src.get("item_bundles") or []:
+        rows += [_entry_row(e, bundle["item"]) for e in bundle.get("entries") or []]
+    return rows
+
+
+def _cost(calls: list[dict[str, Any]]) -> float | None:
+    costs = [c.get("cost_usd") for c in calls]
+    return None if None in costs else round(sum(costs), 6)  # type: ignore[arg-type]
+
+
+def source(home: Home, run_id: str) -> tuple[str, dict[str, Any] | None, dict[str, Any], dict[str, Any]]:
+    """(full id, runs table row, checkpoint state, provenance in the record's shape): the record when the run
+    finished, else what its checkpoint holds so far. NotFound when neither a run nor a bundle build."""
+    full = home.resolve(run_id)
+    run, record = home.run(full), home.record(full)
+    if run is None and record is None:
+        raise NotFound(f"run {run_id!r} does not exist under PLANNER_HOME {home.path}")
+    state = home.state(full) if run else {}
+    src = record.model_dump(mode="json") if record else {**_from_state(state), "id": full, "status": run["status"]}
+    return full, run, state, src
+
+
+def run_page(home: Home, run_id: str) -> dict[str, Any]:
+    """Everything the run page shows; NotFound for an id that is neither a run nor a bundle build."""
+    full, run, state, src = source(home, run_id)
+    status = run["status"] if run else src["status"]
+    entries = _entry_rows(src)
+    calls = src.get("llm_calls") or ledger(home.artifact(full, "ledger.json"))
+    return {
+        "id": full, "run": run, "kind": "run" if run else "bundle", "status": status, "src": src,
+        "task_class": (run or {}).get("task_class") or src.get("task_class"),
+        "repo": (run or {}).get("repo") or (src.get("repocontext") or {}).get("repo"),
+        "live": status == "running", "nodes_done": state.get("nodes_done", []),
+        "report": home.artifact(full, "report.md") or state.get("report") or "",
+        "patch": home.artifact(full, "patch.diff") or state.get("patch") or "",
+        "work_items": _items(src, state), "entries": entries,
+        "bar": band_bar(src.get("entries") or [], src.get("totals")),
+        "bands": sorted({e[1] for e in entries}, key=_band_key), "statuses": sorted({e[3] for e in entries}),
+        "llm_calls": calls, "cost_usd": _cost(calls),
+        "run_stages": [s for s in src.get("stages") or [] if not s.get("item")],
+        "error": state.get("error"), "verification": state.get("verification"),
+    }
+
+
+def _band_key(band: str) -> int:
+    return BAND_ORDER.index(band) if band in BAND_ORDER else len(BAND_ORDER)

@@ -1,0 +1,136 @@
+"""`planner ui` in a real browser: Playwright drives the system Chromium (never a downloaded one) against a
+real server on 127.0.0.1 over real runs. Asserts what a person sees; screenshots go to the test's tmp dir."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ui_support import SECRET, UIHome, populate
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium at /usr/bin/chromium "
+                                "(apt-get install chromium; .ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIHome]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield populate(tmp_path_factory.mktemp("ui-browser"), monkeypatch)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(ui: UIHome) -> Iterator[str]:
+    import uvicorn
+
+    from planner.ui.app import create_app
+
+    port = _free_port()
+    running = uvicorn.Server(uvicorn.Config(create_app(ui.settings), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not running.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running.started, "the UI server did not start"
+    yield f"http://127.0.0.1:{port}"
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    opened = context.new_page()
+    yield opened
+    opened.screenshot(path=str(tmp_path / "last.png"), full_page=True)
+    context.close()
+
+
+def test_runs_list_then_a_run(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/runs")
+    rows = page.locator("#runs tbody tr")
+    assert rows.count() == 3
+    assert rows.first.get_attribute("data-id") == ui.remediation  # newest first
+    cells = page.locator(f'#runs tr[data-id="{ui.llm}"] td').all_inner_texts()
+    assert cells[2] == "readme-title" and cells[5] == "succeeded" and cells[8] == "$0.0002"
+    page.select_option("select[name=task_class]", "vulnerability-remediation")
+    page.wait_for_url("**task_class=vulnerability-remediation**")
+    assert page.locator("#runs tbody tr").count() == 1
+    page.screenshot(path=str(tmp_path / "runs-filtered.png"), full_page=True)
+    page.click(f"text={ui.remediation}")
+    page.wait_for_url(f"**/runs/{ui.remediation}")
+    assert page.inner_text("#run-status") == "succeeded"
+    assert page.locator(".item h3").first.inner_text().startswith("PyPI:requests")
+    assert "+requests==2.31.0" in page.inner_text(".diff")
+    assert "<script>" in page.inner_text("#report")  # shown as text, not run
+    page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+
+
+def test_filter_provenance_to_denied(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/runs/{ui.llm}")
+    total = page.locator("#provenance tbody tr").count()
+    assert page.inner_text("#prov-count") == f"{total} of {total} entries"
+    page.select_option("#f-status", "denied")
+    visible = page.locator("#provenance tbody tr:visible")
+    assert page.inner_text("#prov-count") == f"1 of {total} entries" and visible.count() == 1
+    row = visible.first.inner_text()
+    assert "denied" in row and ".env" in row and "rule:" in row and SECRET not in row
+    page.select_option("#f-status", "")
+    page.fill("#f-text", "docs/")
+    assert page.locator("#provenance tbody tr:visible").count() >= 1
+    assert all("docs/" in t for t in page.locator("#provenance tbody tr:visible").all_inner_texts())
+    page.screenshot(path=str(tmp_path / "denied.png"), full_page=True)
+
+
+def test_compare_two_runs(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/runs")
+    page.fill("input[name=a]", ui.llm)
+    page.fill("input[name=b]", ui.second)
+    page.click("text=compare")
+    page.wait_for_url(f"**/compare/{ui.llm}/{ui.second}")
+    only_b = page.locator('#entry-diffs tr[data-change="only_b"]').all_inner_texts()
+    assert any("docs/extra.md" in row and "only in B" in row for row in only_b)
+    stages = page.inner_text("#stage-diffs")
+    assert "llm_fallback" in stages and "not tried" in stages and "retrieved" in stages
+    page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+
+
+def test_export_html_works_offline(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/runs/{ui.llm}")
+    with page.expect_download() as download:
+        page.click("#export-link")
+    saved = tmp_path / "run.html"
+    download.value.save_as(saved)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(saved.as_uri())
+    assert page.inner_text("#run-id") == ui.llm and page.inner_text("#run-status") == "succeeded"
+    page.select_option("#f-status", "denied")  # the filters work in the file too
+    assert page.locator("#provenance tbody tr:visible").count() == 1
+    assert all(url.startswith("file://") for url in requests), requests
+    page.screenshot(path=str(tmp_path / "export.png"), full_page=True)

@@ -1,0 +1,111 @@
+"""Real runs for the web UI's tests: dispatched on real git repos in temp dirs; only the LLM is faked.
+
+Repo-derived strings (file names, README text, advisory summaries, the LLM's plan) carry HTML, so every
+page can be checked for escaping. One home per test module: dispatching is the slow part.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, write_files
+from fake_llm import fake_planner
+
+from planner.config import Settings
+from planner.dispatch import dispatch
+
+SCRIPT = "<script>alert('pwned')</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+SECRET = "API_TOKEN=do-not-leak-7f3a"
+HOSTILE_FILE = f"docs/{IMG}.md"
+
+README_TITLE = """
+task_class: readme-title
+version: 1
+description: Give the README a title that names the project.
+worker: Replace the first heading of README.md with "# <project name>".
+must_read:
+  - glob: README.md
+    reason: the file to change
+  - glob: pyproject.toml
+  - glob: .env
+    reason: denied, always
+may_read:
+  - glob: "docs/**"
+budget: {max_files: 10, max_tokens: 4000, per_file_max_tokens: 1000}
+"""
+BROKEN = "task_class: broken\nversion: 1\ndescription: x\nmust_read: [{glob: '../outside'}]\nbudget: {}\n"
+
+PLAN = {"summary": f"Title the README {SCRIPT}", "steps": ["rename the heading"],
+        "edits": [{"file": "README.md", "old": "# old title", "new": "# widget"}],
+        "used_entries": ["must_read:0:README.md", "must_read:1:pyproject.toml"], "notes": [IMG]}
+
+
+@dataclass
+class UIHome:
+    settings: Settings
+    env: dict[str, str]
+    llm: str  # readme-title through the (fake) LLM: succeeded, with a priced ledger entry
+    second: str  # the same task class after a new docs file, without a model (solved example or needs_llm)
+    remediation: str  # vulnerability-remediation whose advisory summary holds HTML
+
+    @property
+    def home(self) -> Path:
+        return self.settings.home
+
+
+def _advisories(root: Path) -> Path:
+    record = {"id": "PYSEC-2023-74", "modified": "2024-01-01T00:00:00Z", "aliases": ["CVE-2023-32681"],
+              "summary": f"requests leaks {SCRIPT} {IMG}", "details": f"Details {SCRIPT}",
+              "affected": [{"package": {"ecosystem": "PyPI", "name": "requests"},
+                            "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "2.3.0"},
+                                                                        {"fixed": "2.31.0"}]}]}]}
+    root.mkdir(parents=True)
+    (root / "PYSEC-2023-74.json").write_text(json.dumps(record))
+    return root
+
+
+def _repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    write_files(path, files)
+    commit_all(path, "initial")
+    return path
+
+
+def populate(root: Path, monkeypatch: pytest.MonkeyPatch) -> UIHome:
+    """Three real runs (and a broken TCCM beside the good one) under root/planner-home."""
+    tccms = root / "task-classes"
+    tccms.mkdir()
+    (tccms / "readme-title.yaml").write_text(textwrap.dedent(README_TITLE).lstrip())
+    (tccms / "broken.yaml").write_text(BROKEN)
+    env = {"PLANNER_HOME": str(root / "planner-home"), "PLANNER_TASK_CLASS_PATH": str(tccms)}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("PLANNER_ADVISORIES", "PLANNER_REDIS_URL", "PLANNER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings.from_env()
+    repo = _repo(root / "widget", {"README.md": f"# old title\n\n{SCRIPT}\n", ".env": SECRET + "\n",
+                                   "pyproject.toml": "[project]\nname = 'widget'\n", HOSTILE_FILE: "# guide\n"})
+    llm = dispatch(settings, "readme-title", repo, {}, {}, fake_planner(PLAN), "openai:gpt-4o-mini")
+    assert llm["status"] == "succeeded", llm.get("error")
+    write_files(repo, {"docs/extra.md": "# more\n"})
+    commit_all(repo, "more docs")
+    second = dispatch(settings, "readme-title", repo, {}, {}, None, None)
+    shop = _repo(root / "shop", {"requirements.txt": "requests==2.30.0\n",
+                                 "app.py": "import requests\n\nrequests.get('https://example.com')\n"})
+    remediation = dispatch(settings, "vulnerability-remediation", shop, {},
+                           {"advisories": str(_advisories(root / "advisories"))})
+    assert remediation["status"] == "succeeded", remediation.get("error")
+    return UIHome(settings, env, llm["run_id"], second["run_id"], remediation["run_id"])
+
+
+def snapshot(home: Path) -> dict[str, str]:
+    """Every file under PLANNER_HOME with its sha256. SQLite's -shm is its readers' lock index, not data."""
+    return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(home.rglob("*")) if p.is_file() and not p.name.endswith("-shm")}
