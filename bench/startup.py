@@ -7,8 +7,9 @@ Three figures, each the median of several runs of a fresh `python -m planner` pr
 3. `planner dispatch vulnerability-remediation` on the bundled example (examples/shop, in a copy).
 
 Bytecode is written once first (to a temporary PYTHONPYCACHEPREFIX), as after a pip install.
-`--before DIR` runs the same commands with DIR's virtualenv and checkout as well (e.g. the main
-checkout before lazy imports), so before/after come from the same machine at the same time.
+`--before DIR` runs the same commands from DIR's checkout as well (its .venv if it has one, else this
+Python; e.g. `git worktree add --detach /tmp/before afc4389`, the commit before lazy imports), so
+before/after come from the same machine at the same time.
 Run: python bench/startup.py [--rounds N] [--before /path/to/other/checkout]
 """
 
@@ -54,7 +55,8 @@ def real_repo(root: Path) -> Path:
 
 def timed(python: str, tree: Path, args: list[str], home: Path) -> float:
     # Bytecode as an installed tool has it (pip compiles on install), kept outside the trees measured.
-    env = {**os.environ, "PLANNER_HOME": str(home), "PYTHONPYCACHEPREFIX": str(home.parent / "pycache")}
+    env = {**os.environ, "PLANNER_HOME": str(home), "PYTHONPYCACHEPREFIX": str(home.parent / "pycache"),
+           "PYTHONPATH": str(tree)}  # the tree's own code, ahead of any editable install
     for name in ("PLANNER_REDIS_URL", "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
     start = time.perf_counter()
@@ -63,7 +65,8 @@ def timed(python: str, tree: Path, args: list[str], home: Path) -> float:
 
 
 def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int) -> dict[str, float]:
-    python = str(tree / ".venv" / "bin" / "python")
+    own = tree / ".venv" / "bin" / "python"
+    python = str(own) if own.exists() else sys.executable
     home = base / f"home-{label}"
     timed(python, tree, ["dispatch", "--help"], home)  # writes the bytecode once, as an install would
     figures = {"--help": statistics.median(timed(python, tree, ["--help"], home) for _ in range(rounds))}
