@@ -158,6 +158,8 @@ class RunStore:
 def read_state(home: Path, run_id: str) -> dict[str, Any]:
     """A run's latest checkpointed state, read without building the graph or writing anything ({} if none).
     The same values `final_state` returns, so a reader can follow a run while its nodes finish."""
+    from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
+
     db = open_readonly(home / "checkpoints.sqlite", f"checkpoints under {home}")
     if db is None:
         return {}
