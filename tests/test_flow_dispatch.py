@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from fake_llm import fake_planner
+from fake_llm import FakePlanner, fake_planner
+from langchain_core.messages import AIMessage
 
 from planner.config import Settings
 from planner.dispatch import dispatch
@@ -143,3 +144,41 @@ def test_an_edit_outside_the_policy_fails_the_item_naming_the_rule(home: Path, t
     refused = [s for s in state["stages"] if s["stage"] == "policy"]
     assert refused and refused[0]["outcome"] == "refused"
     assert refused[0]["rules"] == ["policy.paths (from readme-fixer)"]
+
+
+CHOOSER = """
+task_class: chooser
+version: 1
+description: Let the model pick a path.
+must_read:
+  - glob: README.md
+budget: {max_files: 5, max_tokens: 4000, per_file_max_tokens: 1000}
+flow:
+  start: pick
+  states:
+    pick:
+      type: decision
+      choose: llm
+      transitions:
+        - {description: the README needs a new title, next: retitle}
+        - {description: the README is fine, next: fine}
+      default: fine
+    retitle: {type: annotation, note: retitling, next: end}
+    fine: {type: annotation, note: nothing to do, next: end}
+"""
+
+
+def test_an_llm_decision_picks_a_named_transition(home: Path, tccm_dir: Callable[..., Path],
+                                                  make_repo: Callable[..., Path]) -> None:
+    tccm_dir({"chooser": CHOOSER})
+    repo = make_repo(FILES)
+    answer = AIMessage(content="", tool_calls=[{"name": "Choice", "args": {"next": "retitle", "why": "old title"},
+                                                "id": "c1"}])
+    model = FakePlanner(messages=iter([answer]), prompts=[])
+    state = dispatch(Settings.from_env(), "chooser", repo, {}, {}, model, "fake:planner")
+    flow = [(s["stage"], s["outcome"], s["reason"]) for s in state["stages"] if s["stage"].startswith("flow:")]
+    assert flow[0] == ("flow:pick", "chosen", "old title") and flow[1][0] == "flow:retitle"
+    assert "- retitle: the README needs a new title" in model.prompts[0]
+    assert state["llm_calls"][0]["state"] == "pick"
+    without = dispatch(Settings.from_env(), "chooser", repo, {}, {}, None, None)  # no model: the default
+    assert [s["stage"] for s in without["stages"] if s["stage"].startswith("flow:")] == ["flow:pick", "flow:fine"]

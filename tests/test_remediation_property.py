@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from planner.config import Settings
 from planner.dispatch import dispatch
+from planner.policy.versions import bump
 from repocontext.lazyjson import plain
 from repocontext.store import RepoContextStore
 
@@ -56,7 +57,11 @@ def test_every_vulnerable_package_gets_an_item_and_a_patch_when_fixable(
         assert state["status"] != "no_changes"
     for package, outcome in outcomes.items():
         target = outcome["item"]["data"]["target"]
-        if target:
+        crosses = target and any(bump(v, target) == "major" for v in outcome["item"]["data"]["installed"])
+        if crosses:  # the remediation policy (issue 14) refuses a major bump unless allow_major=true
+            assert outcome["status"] == "failed", outcome
+            assert outcome["blockers"][-1]["kind"] == "policy" and f"+{package}==" not in state["patch"]
+        elif target:
             assert outcome["status"] == "succeeded", outcome
             assert f"+{package}=={target}\n" in state["patch"]
         else:
