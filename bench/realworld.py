@@ -349,6 +349,11 @@ def parse_cases(spec: str | None, count: int) -> list[int]:
     return chosen
 
 
+def _policy_says_allow_major(result: dict[str, Any]) -> bool:
+    return any(b.get("kind") == "policy" and "allow_major=true" in (b.get("fix") or "")
+               for item in result.get("items") or [] for b in item.get("blockers") or [])
+
+
 def remediation_case(number: int, case: dict[str, Any], repo: Path, advisories: Path, work: Path,
                      args: argparse.Namespace) -> dict[str, Any]:
     package, current = case["package"], case["from"]
@@ -356,8 +361,14 @@ def remediation_case(number: int, case: dict[str, Any], repo: Path, advisories: 
     git(repo, "clean", "-q", "-fdx")
     declaring = declaring_files(repo, package)
     home = work / (f"home-{number}" if args.cold else "home")
-    run = run_dispatch(["vulnerability-remediation", "--repo", str(repo), "--advisories", str(advisories),
-                        "--input", f"package={package}"], home, args.timeout, args.model)
+    command = ["vulnerability-remediation", "--repo", str(repo), "--advisories", str(advisories),
+               "--input", f"package={package}"]
+    run = run_dispatch(command, home, args.timeout, args.model)
+    # As a user would: a fix that crosses a major version is blocked by the task class's policy, naming
+    # `--input allow_major=true`; the case is then dispatched again with it, and counted as such.
+    allowed_major = _policy_says_allow_major(run.result or {})
+    if allowed_major:
+        run = run_dispatch([*command, "--input", "allow_major=true"], home, args.timeout, args.model)
     dirty = git(repo, "status", "--porcelain").stdout.strip()
     result = run.result or {}
     items = result.get("items") or []
@@ -385,7 +396,7 @@ def remediation_case(number: int, case: dict[str, Any], repo: Path, advisories: 
         "case": number, "package": package, "from": current, "to": case["to"], "file": case["file"],
         "vulnerable_commit": case["vulnerable_commit"], "status": status, "run_status": result.get("status"),
         "exit_code": run.exit_code, "error": (item or {}).get("error") or result.get("error") or run.problem,
-        "blockers": blockers, "regenerate_commands": commands, "produced": produced,
+        "blockers": blockers, "regenerate_commands": commands, "produced": produced, "allow_major": allowed_major,
         "advisories": case["advisories"], "advisories_found": found,
         "advisories_missing": [a for a in case["advisories"] if a not in named],
         "chosen": chosen, "chosen_from": "patch" if from_patch else ("plan" if chosen else None),
@@ -483,6 +494,7 @@ def remediation_totals(results: list[dict[str, Any]]) -> dict[str, Any]:
         "all_advisories_found": sum(not r["advisories_missing"] for r in results),
         "seconds_max": max(seconds) if seconds else None, "seconds_median": median(seconds),
         "statuses": {s: sum(r["status"] == s for r in results) for s in sorted({r["status"] for r in results})},
+        "allow_major": sum(r["allow_major"] for r in results),
     }
     print(f"\nremediation totals ({n} cases; statuses: "
           f"{', '.join(f'{k} {v}' for k, v in totals['statuses'].items())}):")
@@ -509,6 +521,8 @@ def remediation_totals(results: list[dict[str, Any]]) -> dict[str, Any]:
                       t["seconds_max"] is not None and t["seconds_max"] <= 5))
     print(f"  (proposed: {t['proposed']} cases named a version, {t['proposed_from_patch']} of them in a patch, "
           "the rest only as the item's planned target)")
+    print(f"  ({t['allow_major']} cases were first blocked by the major-version policy, as the fix crosses a major "
+          "version, and were dispatched again with --input allow_major=true, as the blocker says)")
     return totals
 
 

@@ -137,7 +137,7 @@ def test_an_edit_outside_the_policy_fails_the_item_naming_the_rule(home: Path, t
     wrong = plan("widget")  # passes the tests, but also edits a file the policy does not let it touch
     wrong["edits"] = [*wrong["edits"], {"file": "pyproject.toml", "old": "widget", "new": "widget2"}]
     state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, fake_planner(wrong), "fake:planner")
-    assert state["status"] == "failed" and not state.get("patch")
+    assert state["status"] == "blocked" and not state.get("patch")
     item = state["outcomes"][0]
     assert item["blockers"][-1]["kind"] == "policy"
     assert "policy.paths (from readme-fixer)" in item["error"] and "pyproject.toml" in item["error"]

@@ -32,7 +32,7 @@ def test_remediation_never_crosses_a_major_version_unless_allowed(home: Path, tm
     repo = make_repo({"requirements.txt": "requests==2.30.0\n"})
     options = {"advisories": str(_advisories(tmp_path))}
     state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, {}, options)
-    assert state["status"] == "failed" and not state.get("patch")
+    assert state["status"] == "blocked" and not state.get("patch")
     blocker = state["outcomes"][0]["blockers"][-1]
     assert blocker["kind"] == "policy" and blocker["fix"] == "pass --input allow_major=true to allow it"
     assert blocker["message"].startswith(

@@ -1,4 +1,7 @@
-"""The gate in the supervisor's join: an item whose edits leave the surface fails, naming the rule.
+"""The gate in the supervisor's join: an item whose edits leave the surface is blocked, naming the rule.
+
+Blocked (exit 8), not failed: nothing went wrong, the task class's surface says no, and each blocker says
+how to allow it (e.g. `--input allow_major=true` where the only fix crosses a major version).
 
 It runs before the items' edits are merged into the patch, so a refused edit is never reported
 or applied; each refusal is also a stage record (stage `policy`) in the run's provenance.
@@ -17,8 +20,8 @@ CHECKED = frozenset({"succeeded", "needs_regeneration", "no_changes"})
 
 
 def refuse(result: ItemResult, violations: list[Any]) -> None:
-    """Fail an item for policy violations; its edits stay out of the patch."""
-    result.status = "failed"
+    """Block an item for policy violations; its edits stay out of the patch."""
+    result.status = "blocked"
     result.error = "refused by policy: " + "; ".join(f"{v.rule}: {v.message}" for v in violations)
     result.blockers = [*result.blockers, *(Blocker(kind="policy", file=v.file, message=f"{v.rule}: {v.message}",
                                                    fix=v.fix) for v in violations)]
