@@ -64,9 +64,12 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
         raise PlannerError(f"run {row['id']} has no checkpoint to resume from")
     context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),
                          on_event=on_event or (lambda kind, data: None))
-    if not snapshot.next:
+    if not snapshot.next and not snapshot.tasks:
         return dict(snapshot.values)  # already finished: nothing to do
-    context.on_event("resume", {"run_id": row["id"], "next": list(snapshot.next)})
+    # A process killed after a node's writes were saved but before the next checkpoint leaves `next` empty
+    # and the node's task holding its result: streaming applies those writes and goes on from there.
+    waiting = list(snapshot.next) or [t.name for t in snapshot.tasks]
+    context.on_event("resume", {"run_id": row["id"], "next": waiting})
     return _stream(app, None, row["id"], context, runs)
 
 

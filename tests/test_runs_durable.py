@@ -95,7 +95,7 @@ def test_kill_9_after_any_node_resumes_to_the_same_result(home: Path, make_repo:
     process.wait(timeout=30)
     run_id = seen[0].split()[1]
     resumed = run_cli("runs", "resume", run_id, "--json")
-    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    assert resumed.returncode == ExitCode.OK, resumed.stdout + resumed.stderr
     out = json.loads(resumed.stdout)
     assert (out["status"], out["patch"]) == (expected["status"], expected["patch"]) == ("succeeded", out["patch"])
     assert "+requests==2.31.0" in out["patch"]
