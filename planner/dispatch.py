@@ -36,7 +36,16 @@ def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunS
         raise PlannerError(f"run {run_id} stopped in a node: {exc.__class__.__name__}: {exc}; "
                            f"`planner runs resume {run_id}` retries from the last checkpoint",
                            ExitCode.FAILED) from exc
-    return dict(app.get_state(_config(run_id)).values)
+    snapshot = app.get_state(_config(run_id))
+    _record_end(runs, run_id, snapshot)
+    return dict(snapshot.values)
+
+
+def _record_end(runs: RunStore, run_id: str, snapshot: Any) -> None:
+    """The run's final status in the run store. finalize records it too, but a resume that only applies the
+    saved writes of a finalize killed before its checkpoint does not run finalize again."""
+    if not snapshot.next and not snapshot.tasks:
+        runs.set_status(run_id, snapshot.values.get("status") or "failed")
 
 
 def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],
@@ -65,6 +74,7 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
     context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),
                          on_event=on_event or (lambda kind, data: None))
     if not snapshot.next and not snapshot.tasks:
+        _record_end(runs, row["id"], snapshot)
         return dict(snapshot.values)  # already finished: nothing to do
     # A process killed after a node's writes were saved but before the next checkpoint leaves `next` empty
     # and the node's task holding its result: streaming applies those writes and goes on from there.
