@@ -32,6 +32,12 @@ def check_glob(pattern: str) -> None:
     _compile(pattern)
 
 
+def check_globs(patterns: Iterable[str] | None) -> None:
+    """check_glob for each pattern (a GlobError is a ValueError: model validators raise it as it is)."""
+    for pattern in patterns or ():
+        check_glob(pattern)
+
+
 def _segment_regex(segment: str) -> str:
     out: list[str] = []
     i = 0

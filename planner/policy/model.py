@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from repocontext.globs import GlobError, check_glob
+from repocontext.globs import check_globs
 
 Bump = Literal["patch", "minor", "major"]
 BUMP_ORDER: dict[str, int] = {"patch": 0, "minor": 1, "major": 2}
@@ -28,15 +28,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
-def _check_globs(value: list[str] | None) -> list[str] | None:
-    for pattern in value or []:
-        try:
-            check_glob(pattern)
-        except GlobError as exc:
-            raise ValueError(str(exc)) from None
-    return value
-
-
 class Limits(_Strict):
     """The limits themselves (what `relax` may lift, too)."""
 
@@ -51,7 +42,8 @@ class Limits(_Strict):
     @field_validator("paths", "reasoned_paths")
     @classmethod
     def _inside_repo(cls, value: list[str] | None) -> list[str] | None:
-        return _check_globs(value)
+        check_globs(value)
+        return value
 
 
 class PolicyDocument(Limits):

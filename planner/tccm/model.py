@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from planner.flow.model import Flow
 from planner.policy.model import Policy, PolicyDocument
-from repocontext.globs import GlobError, check_glob
+from repocontext.globs import GlobError, check_glob, check_globs
 from repocontext.model import SECTIONS
 
 SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$|^[a-z0-9]$"
@@ -179,11 +179,7 @@ class TCCMDocument(_Strict):
     @field_validator("bootstrap_globs")
     @classmethod
     def _bootstrap_inside_repo(cls, value: list[str] | None) -> list[str] | None:
-        for pattern in value or []:
-            try:
-                check_glob(pattern)
-            except GlobError as exc:
-                raise ValueError(str(exc)) from None
+        check_globs(value)
         return value
 
 
