@@ -212,13 +212,20 @@ def group_by_name(deps: Iterable[Dependency]) -> dict[str, list[Dependency]]:
     return dict(sorted(grouped.items()))
 
 
+def read_toml(path: str, text: str) -> dict[str, Any] | Parsed:
+    """The TOML document, or a Parsed carrying the one error (with its line) when it is invalid."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
+
+
 def read_lock(path: str, text: str) -> tuple[list[Any], list[int]] | Parsed:
     """A TOML lockfile's `[[package]]` entries and their header lines (empty when they cannot be paired),
     or a Parsed carrying the one error when the TOML is invalid."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
+    data = read_toml(path, text)
+    if isinstance(data, Parsed):
+        return data
     raw = data.get("package")
     entries: list[Any] = raw if isinstance(raw, list) else []
     headers = TomlLines(text).array_headers(("package",))

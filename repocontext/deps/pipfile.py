@@ -12,10 +12,9 @@ Pipfile beside it declares and transitive chains are unknown (path stays empty).
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
-from repocontext.deps.common import Issue, Parsed, exact_pep440, is_dev_name, line_of_error, pypi_name
+from repocontext.deps.common import Issue, Parsed, exact_pep440, is_dev_name, pypi_name, read_toml
 from repocontext.deps.json_lines import key_lines
 from repocontext.deps.npm import load_json
 from repocontext.deps.toml_lines import TomlLines
@@ -34,10 +33,9 @@ def _is_dev(category: str) -> bool:
 
 
 def parse_pipfile(path: str, text: str) -> Parsed:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
+    data = read_toml(path, text)
+    if isinstance(data, Parsed):
+        return data
     lines = TomlLines(text)
     result = Parsed()
     for category, packages in sorted(data.items()):

@@ -9,12 +9,11 @@ and for PEP 621 extras only when named like dev tooling ("dev", "test",
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from repocontext.deps.common import Issue, Parsed, is_dev_name, line_of_error, pep508, pypi_name
+from repocontext.deps.common import Issue, Parsed, is_dev_name, pep508, pypi_name, read_toml
 from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
@@ -22,10 +21,9 @@ _POETRY_SOURCES = ("git", "path", "url", "file")
 
 
 def parse_pyproject(path: str, text: str) -> Parsed:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
+    data = read_toml(path, text)
+    if isinstance(data, Parsed):
+        return data
     lines = TomlLines(text)
     result = Parsed()
     project = _table(data.get("project"))
