@@ -78,16 +78,23 @@ class AdvisoryDB:
         by_name: dict[str, list[str]] = {}
         for advisory_id in sorted(self._by_id):
             advisory = self._by_id[advisory_id]
-            for name in dict.fromkeys(n.strip().casefold() for n in advisory.ids):
+            for name in lookup_names(advisory):
                 by_name.setdefault(name, []).append(advisory_id)
-            for entry in advisory.affected:
-                if entry.package is None or not entry.package.name:
-                    continue
-                eco = entry.package.ecosystem
-                ids = by_package.setdefault((ecosystem_key(eco), normalize_name(eco, entry.package.name)), [])
-                if not ids or ids[-1] != advisory_id:
-                    ids.append(advisory_id)
+            for key in package_keys(advisory):
+                by_package.setdefault(key, []).append(advisory_id)
         self._by_package, self._by_name = by_package, by_name
+
+
+def lookup_names(advisory: Advisory) -> list[str]:
+    """The id and aliases an advisory is found by (`find`), normalised, each once."""
+    return list(dict.fromkeys(n.strip().casefold() for n in advisory.ids))
+
+
+def package_keys(advisory: Advisory) -> list[tuple[str, str]]:
+    """The (ecosystem, package) keys an advisory names (`for_package`), normalised, each once."""
+    keys = ((ecosystem_key(e.package.ecosystem), normalize_name(e.package.ecosystem, e.package.name))
+            for e in advisory.affected if e.package is not None and e.package.name)
+    return list(dict.fromkeys(keys))
 
 
 def _timestamp(value: str | None) -> tuple[int, datetime | str]:

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from repocontext.osv.db import AdvisoryDB
+from repocontext.osv.db import AdvisoryDB, lookup_names, package_keys
 from repocontext.osv.load import Sources, fingerprint, load
 from repocontext.osv.schema import Advisory, LoadIssue
 from repocontext.osv.versions import ecosystem_key, normalize_name
@@ -101,10 +101,8 @@ def _fill(conn: sqlite3.Connection, db: AdvisoryDB) -> None:
     rows, packages, names = [], [], []
     for advisory in db:
         rows.append((advisory.id, db.source(advisory.id) or "", advisory.model_dump_json().encode()))
-        names.extend((n, advisory.id) for n in dict.fromkeys(i.strip().casefold() for i in advisory.ids))
-        keys = {(ecosystem_key(e.package.ecosystem), normalize_name(e.package.ecosystem, e.package.name))
-                for e in advisory.affected if e.package is not None and e.package.name}
-        packages.extend((eco, name, advisory.id) for eco, name in sorted(keys))
+        names.extend((n, advisory.id) for n in lookup_names(advisory))
+        packages.extend((eco, name, advisory.id) for eco, name in package_keys(advisory))
     conn.executemany("INSERT INTO advisories VALUES (?,?,?)", rows)
     conn.executemany("INSERT INTO packages VALUES (?,?,?)", packages)
     conn.executemany("INSERT INTO names VALUES (?,?)", names)
