@@ -25,17 +25,16 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-CORPUS = SHARED / "corpus"
-ADVISORIES = SHARED / "advisories" / "pypa"
-GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realworld import CORPUS, GIT, ROOT, unpack
+
+ADVISORIES = CORPUS.parent / "advisories" / "pypa"
 
 AIDER_MAP = """
 import sys, os
@@ -62,12 +61,7 @@ def trees(work: Path) -> dict[str, Path]:
     if archive.is_file():
         target = work / "awesome-compose"
         target.mkdir()
-        with tarfile.open(archive) as tar:
-            tar.extractall(target, filter="data")
-        subprocess.run(["git", "init", "-q", str(target)], check=True)
-        subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
-        subprocess.run([*GIT, "-C", str(target), "commit", "-q", "-m", "tree"], check=True)
-        found["awesome-compose"] = target
+        found["awesome-compose"] = unpack(archive, target)  # as bench/realworld.py unpacks it
     return found
 
 
