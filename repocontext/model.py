@@ -7,9 +7,9 @@ TCCM keys address it as dotted paths over that JSON.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 SCHEMA_VERSION = 1
 
@@ -33,6 +33,15 @@ SECTIONS: tuple[str, ...] = (
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class _Sparse(_Model):
+    """A record stored without its None fields: a lockfile holds thousands of records whose optional fields
+    are mostly unset, and the nulls made a RepoContext larger than the repository. Loading fills them back."""
+
+    @model_serializer(mode="wrap")
+    def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 class ProbeRun(_Model):
@@ -91,7 +100,7 @@ class Manifests(_Model):
     lockfiles: list[Manifest] = Field(default_factory=list)
 
 
-class Dependency(_Model):
+class Dependency(_Sparse):
     ecosystem: str
     name: str  # normalised (PEP 503 for PyPI)
     version: str | None = None  # exact version when pinned or locked

@@ -174,3 +174,19 @@ def test_chunked_lists_index_and_slice_like_lists() -> None:
     assert list(lazy) == items and lazy == items and lazy != items[:-1]
     with pytest.raises(IndexError):
         lazy[23]
+
+
+def test_dependency_records_are_stored_without_null_fields(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    """A lockfile's thousands of records mostly leave their optional fields unset: stored nulls made the
+    RepoContext larger than the repository. They are left out, and loading gives the same models back."""
+    repo = make_repo({**FILES, "requirements.txt": "pyyaml==6.0\nrequests>=2.31\n"})
+    store = RepoContextStore(tmp_path / "home")
+    context = gather(repo)
+    store.save(context)
+    raw = store.load_raw(repo)
+    assert raw is not None
+    records = [record for group in raw["dependencies"].values() for record in group]
+    assert records and all(None not in record.values() for record in records)
+    requests = raw["dependencies"]["requests"][0]
+    assert "version" not in requests and requests["constraint"] == ">=2.31"  # unset fields omitted, set ones kept
+    assert store.load(repo).dependencies == context.dependencies
