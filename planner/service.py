@@ -5,14 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from planner.bundle import Bundle
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
-from planner.hotviews import bundles as hot_views
-from planner.hotviews import tccms
-from planner.provenance import ProvenanceRecord, ProvenanceStore, record_for
-from planner.tccm import TCCM, Registry
 from repocontext import parallel
 from repocontext.gather import GatherError, Progress, gather
 from repocontext.model import RepoContext
@@ -21,12 +17,24 @@ from repocontext.probes import ALL_PROBES
 from repocontext.regather import Regathered, regather
 from repocontext.store import RepoContextStore, StoreError
 
+if TYPE_CHECKING:
+    from planner.bundle import Bundle
+    from planner.provenance import ProvenanceRecord
+    from planner.tccm import TCCM, Registry
+
+# Bundles, hot views, TCCMs and provenance are imported where used: `planner gather` needs none of them, and
+# their imports (pydantic models, the Redis client) were a third of a cold gather's time.
+
 
 def registry(settings: Settings) -> Registry:
+    from planner.tccm import Registry
+
     return Registry(settings.task_class_dirs)
 
 
 def task_class(settings: Settings, name: str) -> TCCM:
+    from planner.hotviews import tccms
+
     return tccms.resolve(settings, name)  # registry(settings).get(name), parsed once while the files are unchanged
 
 
@@ -104,6 +112,8 @@ def _gather(store: RepoContextStore, root: Path, options: dict[str, str],
 def warm_hot_views(settings: Settings, root: Path) -> str | None:
     """Refresh the hot views after a gather (so the git hooks keep them fresh). Never fails the gather:
     returns why it could not warm, or None."""
+    from planner.hotviews import bundles as hot_views
+
     try:
         report = hot_views.warm(settings, root)
     except (PlannerError, StoreError) as exc:
@@ -115,6 +125,9 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
                  per_item: frozenset[str] = frozenset()) -> tuple[Bundle, TCCM, ProvenanceRecord]:
     """Build the bundle `name` would get for `repo` (hot views first), without recording it. Entries
     scoped by a `per_item` input are left to each work item's own bundle."""
+    from planner.hotviews import bundles as hot_views
+    from planner.provenance import record_for
+
     tccm = task_class(settings, name)
     root = repo_root(repo)
     try:
@@ -125,4 +138,6 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
 
 
 def record(settings: Settings, provenance: ProvenanceRecord) -> Path:
+    from planner.provenance import ProvenanceStore
+
     return ProvenanceStore(settings.home).append(provenance)
