@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
-from repocontext.secrets import content_rule, path_rule
+from repocontext.secrets import content_rule_of_bytes, path_rule
 
 MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
 
@@ -143,8 +143,7 @@ class ProbeContext:
             return None
         if len(data) > MAX_READ_BYTES or b"\0" in data[:8192]:
             return None
-        text = data.decode("utf-8", errors="replace")
-        return None if content_rule(text) else text
+        return None if content_rule_of_bytes(data) else data.decode("utf-8", errors="replace")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from repocontext.model import Denied, FileRecord
-from repocontext.secrets import content_rule
+from repocontext.secrets import content_rule_of_bytes
 
 SCAN_LIMIT = 2_000_000  # larger files are not scanned (nor loaded into bundles whole)
 
@@ -28,7 +28,7 @@ def _flagged(root: str, record: FileRecord) -> tuple[bool, str | None]:
         return False, None
     if b"\0" in data[:8192]:
         return True, None
-    return True, content_rule(data.decode("utf-8", errors="replace"))
+    return True, content_rule_of_bytes(data)
 
 
 def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str]) -> tuple[list[FileRecord], list[Denied]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repocontext.secrets import content_rule, path_rule, redact
+from repocontext.secrets import CONTENT_RULES, content_rule, content_rule_of_bytes, path_rule, redact
 
 
 @pytest.mark.parametrize(("path", "rule"), [
@@ -41,6 +41,9 @@ VALUES = {
 def test_secret_values_are_flagged_and_redacted(rule: str, text: str) -> None:
     assert content_rule(text) == f"content:{rule}"
     assert "[REDACTED]" in redact(text)
+    # The file scan looks at raw bytes: the same verdict, also around bytes that are not valid UTF-8.
+    assert content_rule_of_bytes(text.encode()) == f"content:{rule}"
+    assert content_rule_of_bytes(b"\xff\xfe" + text.encode() + b"\xc3") == f"content:{rule}"
 
 
 def test_redact_removes_every_value() -> None:
@@ -51,3 +54,19 @@ def test_redact_removes_every_value() -> None:
 
 def test_plain_code_is_not_flagged() -> None:
     assert content_rule("import os\nAPI_URL = 'https://example.com'\nkey = os.environ['KEY']\n") is None
+    assert content_rule_of_bytes(b"SECRET_KEY = os.environ['SECRET_KEY']  # a needle, no value\n\xff") is None
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("token xoxb-1234567890abc", True),
+    ("axoxb-1234567890abc", False),  # inside a word: not a token
+    ("axoxb-xoxb-1234567890", True),  # a rejected hit overlaps a real one: still found
+    ("éxoxb-1234567890abc", False),  # a non-ASCII word character before it counts as a word
+    ("xoxb-1234567890abc at the start", True),
+    ("sha512-AbCsk-" + "x" * 40, False),  # an integrity hash holding "sk-" mid-word
+])
+def test_word_boundary_rules_match_as_their_pattern_does(text: str, flagged: bool) -> None:
+    rules = {r.name: r for r in CONTENT_RULES}
+    for rule in (rules["slack-token"], rules["openai-key"]):
+        assert rule.search(text) == (rule.pattern.search(text) is not None)
+    assert (content_rule(text) is not None) == flagged
