@@ -8,9 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from repocontext.gather import gather
 from repocontext.model import Dependency, RepoContext
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
+from repocontext.probes import vulnerabilities
 from repocontext.probes.vulnerabilities import VulnerabilitiesProbe
 
 VECTOR = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"
@@ -159,6 +162,19 @@ def test_changed_advisory_source_reruns_the_probe(make_repo: Callable[..., Path]
     changed = run(repo, options, previous=again.model_dump())
     assert not changed.meta.probes["vulnerabilities"].reused
     assert changed.vulnerabilities["NPM-1"].fixed == ["4.17.100"]
+
+
+def test_the_source_is_fingerprinted_once_per_gather(make_repo: Callable[..., Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe's own fingerprint and its run both need the source's; a snapshot has thousands of files."""
+    walks: list[str] = []
+    real = vulnerabilities.fingerprint
+    monkeypatch.setattr(vulnerabilities, "fingerprint", lambda source: walks.append(source) or real(source))
+    folder = write_advisories(tmp_path / "osv")
+    ctx = run(make_repo({"a.txt": "x\n"}), {"advisories": str(folder)})
+    assert "NPM-1" in ctx.vulnerabilities and walks == [str(folder)]
+    run(make_repo({"b.txt": "y\n"}), {"advisories": str(folder)})
+    assert walks == [str(folder)] * 2  # a later gather walks it again: the source may have changed
 
 
 def test_output_is_deterministic(make_repo: Callable[..., Path], tmp_path: Path) -> None:

@@ -52,14 +52,14 @@ class VulnerabilitiesProbe(Probe):
 
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         source = ctx.options.get(OPTION, "").strip()
-        return f"advisories:{fingerprint(source)}" if source else ""
+        return f"advisories:{_stamp(ctx, source)}" if source else ""
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
         source = ctx.options.get(OPTION, "").strip()
         if not source:
             return ProbeOutput(values={"vulnerabilities": {}}, diagnostics=[self.diagnostic(
                 "no advisory source given (gather option 'advisories'); vulnerabilities not evaluated", level="info")])
-        db = _load_cached(source)
+        db = _load_cached(source, _stamp(ctx, source))
         diagnostics = self._load_diagnostics(db)
         dependencies = ctx.upstream.get("dependencies")
         if not isinstance(dependencies, Mapping):
@@ -128,8 +128,16 @@ def _concrete(dependencies: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _load_cached(source: str) -> AdvisoryDB:
-    stamp = fingerprint(source)
+def _stamp(ctx: ProbeContext, source: str) -> str:
+    """The source's fingerprint, walked once per gather: the probe's own fingerprint and its run both need
+    it, and a snapshot has thousands of files to stat. A later gather walks it again (it may have changed)."""
+    key = f"advisories-fingerprint:{source}"
+    if key not in ctx.memo:
+        ctx.memo[key] = fingerprint(source)
+    return str(ctx.memo[key])
+
+
+def _load_cached(source: str, stamp: str) -> AdvisoryDB:
     cached = _CACHE.get(source)
     if cached is not None and cached[0] == stamp:
         return cached[1]
