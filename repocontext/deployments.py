@@ -99,23 +99,28 @@ def find_deployments(paths: list[tuple[str, int]], read: Callable[[str], str | N
     evidence: list[ShellEvidence] = []
     problems: list[Problem] = []
     for path, size in sorted(paths):
-        if PurePosixPath(path).suffix not in (".yaml", ".yml"):
-            continue
-        if size > MAX_YAML_BYTES:
-            if is_compose(path):
-                found.append(DeploymentManifest(path=path, format="compose"))
-            continue
-        text = read(path)
-        if text is None:
-            continue
-        if is_compose(path):
-            manifest, issues = _compose(path, text)
-            found.append(manifest)
-            problems.extend(issues)
-            evidence += command_evidence(path, text, compose=True) if not issues else []
-        else:
-            k8s = _kubernetes(path, text)
-            if k8s is not None:
-                found.append(k8s)
-                evidence += command_evidence(path, text, compose=False)
+        manifest, more_evidence, more_problems = deployment_of(path, size, read)
+        found += [manifest] if manifest is not None else []
+        evidence += more_evidence
+        problems += more_problems
     return found, evidence, problems
+
+
+def deployment_of(path: str, size: int, read: Callable[[str], str | None]
+                  ) -> tuple[DeploymentManifest | None, list[ShellEvidence], list[Problem]]:
+    """One YAML file: the manifest it is (or None), its command-override evidence and its problems. Depends on
+    the path, the size and the content alone, so a gather can keep it per file."""
+    if PurePosixPath(path).suffix not in (".yaml", ".yml"):
+        return None, [], []
+    if size > MAX_YAML_BYTES:
+        return (DeploymentManifest(path=path, format="compose") if is_compose(path) else None), [], []
+    text = read(path)
+    if text is None:
+        return None, [], []
+    if is_compose(path):
+        manifest, issues = _compose(path, text)
+        return manifest, (command_evidence(path, text, compose=True) if not issues else []), issues
+    k8s = _kubernetes(path, text)
+    if k8s is None:
+        return None, [], []
+    return k8s, command_evidence(path, text, compose=False), []

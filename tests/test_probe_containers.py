@@ -5,10 +5,17 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from planner import service
+from planner.config import Settings
 from repocontext.dockerfile import render
 from repocontext.gather import gather
 from repocontext.globs import PathIndex
+from repocontext.probe import ProbeContext
+from repocontext.probes import containers
 from repocontext.probes.containers import DOCKERFILE_GLOBS, ContainersProbe, is_dockerfile
+from repocontext.store import RepoContextStore
 
 DOCKERFILE = """\
 # syntax=docker/dockerfile:1
@@ -111,3 +118,28 @@ def test_unreadable_dockerfile_is_a_diagnostic(tmp_path: Path) -> None:
     assert context.containers.dockerfiles[0].stages == []
     assert [(d.file, d.message) for d in context.diagnostics if d.probe == "containers"] == [
         ("Dockerfile", "not read (binary, too large or secret-looking)")]
+
+
+def test_a_regather_reads_only_the_yaml_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per-file results are kept between gathers: one changed manifest among many is the only YAML read again,
+    each Dockerfile is parsed once per gather (for the fingerprint and the result alike), and the snapshot
+    equals a full gather's."""
+    many = {f"conf/c{i}.yaml": f"key: {i}\n" for i in range(40)}
+    root = git_repo(tmp_path, {**FILES, **many})
+    settings = Settings(home=tmp_path / "home")
+    service.gather_repo(settings, root, warm=False)
+    reads: list[str] = []
+    parses: list[str] = []
+    real_read, real_parse = ProbeContext.read_text, containers.parse
+    monkeypatch.setattr(ProbeContext, "read_text", lambda self, path: reads.append(path) or real_read(self, path))
+    monkeypatch.setattr(containers, "parse", lambda text, path: parses.append(path) or real_parse(text, path))
+    (root / "deploy/k8s.yaml").write_text(FILES["deploy/k8s.yaml"].replace("acme/app:1", "acme/app:2"))
+    subprocess.run(["git", "-C", str(root), "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qam", "bump"],
+                   check=True)
+    service.gather_repo(settings, root, warm=False)
+    assert [p for p in reads if p.endswith((".yaml", ".yml"))] == ["deploy/k8s.yaml"]
+    assert sorted(parses) == ["Dockerfile", "worker/Containerfile.dev"]
+    stored = RepoContextStore(settings.home).load(root)
+    assert stored is not None
+    assert stored.containers == gather(root).containers
+    assert [d.images for d in stored.containers.deployments if d.format == "kubernetes"] == [["acme/app:2"]]

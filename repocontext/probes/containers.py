@@ -10,13 +10,15 @@ copies in (for their shebang); those files are part of the fingerprint.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from repocontext.deployments import YAML_GLOBS, find_deployments
+from repocontext.deployments import YAML_GLOBS, deployment_of
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import Listing
 from repocontext.dockerfile.shell import evidence, files_to_read
-from repocontext.model import Containers, Diagnostic, Dockerfile
-from repocontext.probe import Probe, ProbeContext, ProbeOutput
+from repocontext.model import Containers, DeploymentManifest, Diagnostic, Dockerfile, FileRecord, ShellEvidence
+from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
 
 DOCKERFILE_GLOBS = ("**/Dockerfile", "**/Containerfile", "**/*.Dockerfile", "**/*.dockerfile",
                     "**/Dockerfile.*", "**/Containerfile.*")
@@ -32,47 +34,92 @@ def is_dockerfile(path: str) -> bool:
     )
 
 
-class ContainersProbe(Probe):
+class ContainersProbe(PerFileProbe):
+    """Per file (kept between gathers, so a re-gather reads only the files that changed): a Dockerfile's parse
+    and a YAML file's deployment facts. Combined over all: the Dockerfiles in index order, the evidence of
+    their final images (which reads the files they copy in), and the deployments by path."""
+
     name = "containers"
     version = "2"
     applies_to_tasks = ("distroless-migration",)
     inputs = DOCKERFILE_GLOBS + SCRIPT_GLOBS + YAML_GLOBS
     produces = ("containers",)
 
-    def _dockerfiles(self, ctx: ProbeContext) -> list[tuple[str, str | None]]:
-        # DOCKERFILE_GLOBS name exactly what is_dockerfile accepts; the index finds them by base name.
-        return [(r.path, ctx.read_text(r.path)) for r in ctx.matching(DOCKERFILE_GLOBS)]
-
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         # Files copied into a final image are read for their shebang whatever their name.
         digest = hashlib.sha256()
         paths = Listing(sorted(r.path for r in ctx.files))
-        for path, text in self._dockerfiles(ctx):
-            if text is None:
+        for record in ctx.matching(DOCKERFILE_GLOBS):
+            parsed = _parsed(ctx, record)
+            if parsed is None:
                 continue
-            for used in files_to_read(parse(text, path).dockerfile, path, paths):
-                record = ctx.record(used)
-                digest.update(f"{used}\0{record.sha if record else ''}\0".encode())
+            for used in files_to_read(parsed[0], record.path, paths):
+                found = ctx.record(used)
+                digest.update(f"{used}\0{found.sha if found else ''}\0".encode())
         return digest.hexdigest()
 
-    def run(self, ctx: ProbeContext) -> ProbeOutput:
+    def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
+        result: dict[str, Any] = {}
+        if is_dockerfile(record.path):
+            parsed = _parsed(ctx, record)
+            result["dockerfile"] = None if parsed is None else {
+                "parsed": parsed[0].model_dump(mode="json"), "problems": [list(p) for p in parsed[1]]}
+        if record.path.endswith((".yaml", ".yml")):
+            manifest, found, problems = deployment_of(record.path, record.size, ctx.read_text)
+            if manifest is not None or found or problems:
+                result["deployment"] = {"manifest": None if manifest is None else manifest.model_dump(mode="json"),
+                                        "evidence": [e.model_dump(mode="json") for e in found],
+                                        "problems": [list(p) for p in problems]}
+        return result or None
+
+    def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
         diagnostics: list[Diagnostic] = []
         result = Containers()
         paths = Listing(sorted(r.path for r in ctx.files))
-        for path, text in self._dockerfiles(ctx):
-            if text is None:
+        for record in ctx.matching(DOCKERFILE_GLOBS):
+            path = record.path
+            found = (results.get(path) or {}).get("dockerfile")
+            if found is None:
                 diagnostics.append(self.diagnostic("not read (binary, too large or secret-looking)", path))
                 result.dockerfiles.append(Dockerfile(path=path))
                 continue
-            parsed = parse(text, path)
-            diagnostics += [self.diagnostic(message, path, line) for line, message in parsed.problems]
-            result.dockerfiles.append(parsed.dockerfile)
-            result.shell_evidence += evidence(parsed.dockerfile, path, paths, ctx.read_text)
-        yaml_files = [(r.path, r.size) for r in ctx.matching(YAML_GLOBS)]
-        deployments, deployment_evidence, problems = find_deployments(yaml_files, ctx.read_text)
-        result.shell_evidence += deployment_evidence
-        diagnostics += [self.diagnostic(message, path, line) for path, line, message in problems]
-        result.deployments = deployments
-        result.deployment_manifests = sorted(d.path for d in deployments)
+            dockerfile = Dockerfile.model_validate(found["parsed"])
+            diagnostics += [self.diagnostic(message, path, line) for line, message in found["problems"]]
+            result.dockerfiles.append(dockerfile)
+            result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text)
+        deployments = [found["deployment"] for _, found in sorted(results.items()) if found and "deployment" in found]
+        for found in deployments:
+            if found["manifest"] is not None:
+                result.deployments.append(DeploymentManifest.model_validate(found["manifest"]))
+            result.shell_evidence += [ShellEvidence.model_validate(e) for e in found["evidence"]]
+        for found in deployments:
+            diagnostics += [self.diagnostic(message, file, line) for file, line, message in found["problems"]]
+        result.deployment_manifests = sorted(d.path for d in result.deployments)
         result.shell_evidence.sort(key=lambda e: (e.file, e.line, e.kind, e.detail))
         return ProbeOutput(values={"containers": result.model_dump()}, diagnostics=diagnostics)
+
+    def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
+                        previous_diagnostics: Sequence[Diagnostic] = (),
+                        result_of: Callable[[str], Any] | None = None) -> ProbeOutput | None:
+        """`combine` over the changed files' new results and the kept results of the others: no file that did
+        not change is read (combining is cheap; the evidence still reads what final images copy in)."""
+        results = {}
+        for record in ctx.matching(self.inputs):
+            change = changes.get(record.path)
+            results[record.path] = change[1] if change is not None else self.result_for(ctx, record.path, result_of)
+        return self.combine(ctx, results)
+
+    def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
+                   level: str = "warning") -> Diagnostic:
+        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
+
+
+def _parsed(ctx: ProbeContext, record: FileRecord) -> tuple[Dockerfile, list[tuple[int | None, str]]] | None:
+    """A Dockerfile's parse (the model and its problems), once per gather: the fingerprint needs it to know
+    which copied files the evidence reads, and `analyze` needs it again. None when it cannot be read."""
+    key = f"containers-parse:{record.path}\0{record.sha}"
+    if key not in ctx.memo:
+        text = ctx.read_text(record.path)
+        parsed = None if text is None else parse(text, record.path)
+        ctx.memo[key] = None if parsed is None else (parsed.dockerfile, list(parsed.problems))
+    return ctx.memo[key]  # type: ignore[no-any-return]
