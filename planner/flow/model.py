@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 STATE_TYPES: tuple[str, ...] = ("action", "decision", "recall", "reflection", "annotation", "side-effect")
 LINEAR: frozenset[str] = frozenset({"recall", "reflection", "annotation", "side-effect"})
 END = "end"
-FLOW_EFFECTS: tuple[str, ...] = ("apply", "verify", "regather")  # side-effects a flow state can name
+FLOW_EFFECTS: tuple[str, ...] = ("apply", "verify", "regenerate", "regather")  # side-effects a flow state can name
 StateName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 # Fields that only some state types take; anything else on a state is an error (see validate.py).
 TYPE_FIELDS: dict[str, frozenset[str]] = {
@@ -62,7 +62,7 @@ class FlowState(_Strict):
     problem: str | None = Field(default=None, max_length=4000, description="reflection: what to think about")
     word_limit: int | None = Field(default=None, ge=10, le=2000, description="reflection: the note's length")
     note: str | None = Field(default=None, max_length=2000, description="annotation: the progress marker")
-    effect: str | None = Field(default=None, description="side-effect: apply | verify | regather")
+    effect: str | None = Field(default=None, description="side-effect: apply | verify | regenerate | regather")
 
     @field_validator("type")
     @classmethod
