@@ -9,7 +9,7 @@ for one that needs it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from planner.flow.conditions import ConditionError, parse
 from planner.flow.model import COMMON, END, LINEAR, TYPE_FIELDS, Flow, FlowState
@@ -97,6 +97,11 @@ def _graph(flow: Flow) -> Iterator[Problem]:
     looping = any(name in _reach(edges, *edges[name]) for name in reached if name != END)
     if looping and flow.max_steps is None:
         yield ("flow",), "the flow has a cycle: set `max_steps` so a run cannot loop forever"
+
+
+def state_problems(states: Mapping[str, FlowState]) -> list[Problem]:
+    """The checks of each state on its own (a child's states, before they are merged over its parent's)."""
+    return [problem for name, state in states.items() for problem in _state_fields(name, state)]
 
 
 def problems(flow: Flow) -> list[Problem]:
