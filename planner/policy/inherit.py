@@ -43,8 +43,8 @@ def wider(name: str, parent: object, child: object) -> str | None:
     return None
 
 
-def resolve(parent: Policy | None, doc: PolicyDocument | None,
-            task_class: str) -> tuple[Policy | None, list[tuple[str, str]]]:
+def resolve(parent: Policy | None, doc: PolicyDocument | None, task_class: str,
+            parent_class: str = "its parent") -> tuple[Policy | None, list[tuple[str, str]]]:
     """The child's policy over its parent's, and the problems: (field, cause) per undeclared widening."""
     if doc is None:
         return parent, []
@@ -63,7 +63,7 @@ def resolve(parent: Policy | None, doc: PolicyDocument | None,
             problems.append((name, f"widens the parent's policy ({why}); a child may only narrow it, "
                                    f"or list {name!r} under policy.widens to widen it on purpose"))
         elif why:
-            widened.append(f"{name} ({task_class} over {origin.get(name, 'its parent')}: {why})")
+            widened.append(f"{name} ({task_class} over {origin.get(name, parent_class)}: {why})")
         values[name], origin[name] = mine, task_class
     relax = {**base.relax, **(doc.relax or {})}
     policy = Policy(limits=Limits.model_validate(values), origin=origin, widened=tuple(widened), relax=relax,

@@ -261,7 +261,8 @@ class Registry:
         parent's), checked against each other: a flow may only run side-effects the policy allows."""
         located = source.located
         assert located is not None
-        policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class)
+        policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class,
+                                           parent.task_class if parent else "its parent")
         for field_name, cause in problems:
             loc = ("policy", field_name)
             raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause)
