@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from fake_llm import fake_planner
+from test_flow_dispatch import FILES as FIXER_FILES
+from test_flow_dispatch import FIXER, plan
 from test_remediation_regenerate import PACKAGE_JSON, advisories, items, lock  # noqa: F401 - a fixture
 
 from planner.config import Settings
@@ -202,3 +204,22 @@ def test_the_chains_regenerate_is_refused_without_the_network(home: Path, tccm_d
     assert blocker["kind"] == "regenerate" and blocker["fix"] == "npm install --package-lock-only"
     assert ("NOT regenerated (not run): refused by policy.network (from offline-remediation): side-effect "
             "'regenerate' needs the network") in state["report"]
+
+
+def test_a_side_effect_only_an_input_allows_is_refused_without_it(home: Path, tccm_dir: Callable[..., Path],
+                                                                  make_repo: Callable[..., Path]) -> None:
+    fixer = FIXER.replace("MAX", "10").replace("side_effects: [apply, verify]", "side_effects: [apply]\n  relax:\n"
+                                                "    allow_tests: {side_effects: [apply, verify]}")
+    tccm_dir({"readme-fixer": fixer})
+    assert run_cli("task-classes", "validate").returncode == ExitCode.OK  # some run may take it
+    repo = make_repo(FIXER_FILES)
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, fake_planner(plan("widget")), "fake:planner")
+    assert state["status"] == "blocked" and not state.get("patch") and state["llm_calls"] == []
+    assert _flow(state) == [("flow:triage", "routed"), ("flow:baseline", "refused")]
+    [blocker] = state["outcomes"][0]["blockers"]
+    assert blocker["message"] == ("policy.side_effects (from readme-fixer): side-effect 'verify' is not allowed "
+                                  "(allowed: apply)")
+    assert blocker["fix"] == "pass --input allow_tests=true to allow it"
+    allowed = dispatch(Settings.from_env(), "readme-fixer", repo, {"allow_tests": "true"}, {},
+                       fake_planner(plan("widget")), "fake:planner")
+    assert allowed["status"] == "succeeded"
