@@ -35,8 +35,7 @@ def _flow_summary(tccm: TCCM) -> dict[str, Any] | None:
     flow = tccm.flow
     if flow is None:
         return None
-    inherited = sorted(n for n, c in tccm.flow_origin.items() if c != tccm.task_class and
-                       not c.startswith(f"{tccm.task_class} ("))
+    inherited = sorted(n for n, c in tccm.flow_origin.items() if c != tccm.task_class)
     return {"states": len(flow.states), "start": flow.start, "max_steps": flow.max_steps,
             "side_effects": sorted({s.effect for s in flow.states.values() if s.effect}), "inherited": inherited}
 

@@ -151,3 +151,21 @@ def test_a_flow_without_a_parent_flow_needs_its_start(home: Path, tccm_dir: Call
     result = run_cli("task-classes", "validate")
     assert result.returncode == ExitCode.INVALID
     assert "child.yaml:4: flow.start: required field is missing" in result.stderr
+
+
+def test_a_class_extending_the_definition_it_shadows_keeps_the_two_apart(home: Path,
+                                                                         tccm_dir: Callable[..., Path]) -> None:
+    tccm_dir({"base-image-bump": """
+        task_class: base-image-bump
+        version: 2
+        extends: base-image-bump
+        flow:
+          states:
+            done: {type: annotation, note: bumped and checked twice, next: end}
+        """})
+    tccm = Registry(Settings.from_env().task_class_dirs).get("base-image-bump")
+    assert tccm.flow_origin["done"] == "base-image-bump"
+    assert tccm.flow_origin["triage"].startswith("base-image-bump (") and \
+        tccm.flow_origin["triage"].endswith("task-class-contexts/base-image-bump.yaml)")
+    listed = {r["task_class"]: r for r in json.loads(run_cli("task-classes", "list", "--json").stdout)}
+    assert len(listed["base-image-bump"]["flow"]["inherited"]) == 9

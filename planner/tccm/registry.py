@@ -269,7 +269,7 @@ class Registry:
         merged = self._flow(source, doc, parent)
         if merged.flow is not None:
             for loc, cause in refused_effects(merged.flow, policy):
-                own = merged.origin.get(str(loc[2])) == _label(source, doc, parent)  # else: inherited unchanged
+                own = merged.origin.get(str(loc[2])) == doc.task_class  # else: inherited unchanged
                 line = located.line_of(loc) if own else located.line_of(("policy",))
                 raise TCCMError(source.display, line, yamlsource.dotted(loc), cause)
         return policy, merged.flow, merged.origin
@@ -279,10 +279,11 @@ class Registry:
         here, where the parent is known; a problem in a state the parent defined is shown at `flow:`)."""
         located = source.located
         assert located is not None
+        origins = _inherited_origin(doc, parent)
         if doc.flow is None:
-            return Merged(flow=parent.flow, origin=dict(parent.flow_origin)) if parent else Merged()
-        label = _label(source, doc, parent)
-        merged = merge(parent.flow if parent else None, parent.flow_origin if parent else {}, doc.flow, label)
+            return Merged(flow=parent.flow, origin=origins) if parent else Merged()
+        label = doc.task_class
+        merged = merge(parent.flow if parent else None, origins, doc.flow, label)
         if not doc.extends:  # read_source checked it whole
             return merged
         found = merged.problems or (flow_problems(merged.flow) if merged.flow else [])
@@ -339,8 +340,10 @@ class Registry:
         return self.validate(wanted)
 
 
-def _label(source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> str:
-    """How a flow state's origin names this file: its task class (and its path, when it extends the
-    definition of the same name that it shadows, so the two stay apart)."""
-    return f"{doc.task_class} ({source.display})" if parent and parent.task_class == doc.task_class else \
-        doc.task_class
+def _inherited_origin(doc: TCCMDocument, parent: TCCM | None) -> dict[str, str]:
+    """The parent's flow origins; where the child extends the definition of its own name that it shadows,
+    the parent's states are named with the parent's file, so they stay apart from the child's."""
+    if parent is None:
+        return {}
+    shadowed = f"{doc.task_class} ({_display(Path(parent.path))})"
+    return {n: shadowed if origin == doc.task_class else origin for n, origin in parent.flow_origin.items()}
