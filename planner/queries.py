@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.policy.surface import summary as policy_summary
 from planner.tccm.model import BANDS, TCCM
 from planner.tccm.registry import Registry
 
@@ -26,7 +27,17 @@ def tccm_summary(tccm: TCCM) -> dict[str, Any]:
         "path": tccm.path, "extends": tccm.extends, "subgraph": tccm.subgraph,
         "budget": tccm.budget.model_dump(),
         **{band: len(tccm.band(band)) for band in BANDS},
+        "flow": _flow_summary(tccm), "policy": policy_summary(tccm.policy),
     }
+
+
+def _flow_summary(tccm: TCCM) -> dict[str, Any] | None:
+    flow = tccm.flow
+    if flow is None:
+        return None
+    inherited = sorted(n for n, c in tccm.flow_origin.items() if c != tccm.task_class)
+    return {"states": len(flow.states), "start": flow.start, "max_steps": flow.max_steps,
+            "side_effects": sorted({s.effect for s in flow.states.values() if s.effect}), "inherited": inherited}
 
 
 def task_class_rows(registry: Registry) -> list[dict[str, Any]]:

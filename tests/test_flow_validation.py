@@ -80,7 +80,7 @@ CASES = {
         """, ["flowy.yaml:8: flow.states.a.effect: does not apply to an annotation state (it takes: description, "
               "next, note, type)",
               "flowy.yaml:11: flow.states.b.transitions[0].when: unknown name 'budget' (known: item, inputs, plan, "
-              "apply, verify, regather, steps, visits, notes, recalled, action)"]),
+              "apply, verify, regenerate, regather, steps, visits, notes, recalled, action)"]),
     "unknown field": ("""
         start: a
         states:

@@ -154,6 +154,8 @@ def test_task_classes_and_learning_pages(ui: UIHome, client: TestClient) -> None
     body = client.get("/task-classes").text
     assert "readme-title" in body and "glob:docs/**" in body and "4000 tokens" in body
     assert "broken" in body and "invalid" in body and "escapes" in body  # the validation problem, in one line
+    assert "10 states from <code>triage</code>, at most 16 steps" in body  # base-image-bump's flow
+    assert "edits: manifest,lockfile; bumps ≤ minor; effects: apply,verify,regenerate,regather; network" in body
     learn = client.get("/learn").text
     assert "glob:README.md" in learn and 'class="chart"' in learn
     assert "vulnerability-remediation" not in client.get("/learn", params={"task_class": "readme-title"}).text.split(

@@ -38,20 +38,32 @@ def list_command(as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(rows)
         return
-    table = Table("task class", "version", "must/should/may", "tokens/files", "file in service", "description")
+    table = Table("task class", "version", "must/should/may", "tokens/files", "flow", "policy", "file in service",
+                  "description")
     table.columns[0].no_wrap = True
-    table.columns[5].max_width = 60
+    table.columns[5].max_width = 40
+    table.columns[7].max_width = 50
     for row in rows:
         if not row["valid"]:
-            table.add_row(str(row["task_class"]), "-", "-", "-", "-", "[red]invalid[/red]: " + escape(row["errors"][0]))
+            table.add_row(str(row["task_class"]), "-", "-", "-", "-", "-", "-",
+                          "[red]invalid[/red]: " + escape(row["errors"][0]))
             continue
         budget = row["budget"]
         bands = f"{row['must_read']}/{row['should_read']}/{row['may_read']}"
         description = str(row["description"]).split(". ")[0]
         shown = _display(str(row["path"])) + "".join(f"\n(overrides {p})" for p in row["overrides"])  # type: ignore[attr-defined]
         table.add_row(str(row["task_class"]), str(row["version"]), bands,
-                      f"{budget['max_tokens']}/{budget['max_files']}", escape(shown), description)  # type: ignore[index]
+                      f"{budget['max_tokens']}/{budget['max_files']}", _flow_cell(row["flow"]),  # type: ignore[index,arg-type]
+                      escape(str(row["policy"])), escape(shown), description)
     console.print(table)
+
+
+def _flow_cell(flow: dict[str, object] | None) -> str:
+    """`7 states` (`, 3 inherited`), or — for a class that runs the chain's single plan."""
+    if flow is None:
+        return "—"
+    inherited = len(flow["inherited"])  # type: ignore[arg-type]
+    return f"{flow['states']} states" + (f", {inherited} inherited" if inherited else "")
 
 
 def _show_flow(tccm: TCCM, diagram: bool) -> None:
@@ -61,7 +73,7 @@ def _show_flow(tccm: TCCM, diagram: bool) -> None:
         return
     limit = f", at most {flow.max_steps} steps" if flow.max_steps else ""
     console.print(f"flow: start at {flow.start}{limit}")
-    table = Table("state", "type", "exits", "does")
+    table = Table("state", "type", "exits", "does", "from")
     for name, state in flow.states.items():
         exits = [f"{t.when or t.description} → {t.next}" for t in state.transitions or ()]
         exits += [f"default → {state.default}"] if state.default else []
@@ -70,7 +82,8 @@ def _show_flow(tccm: TCCM, diagram: bool) -> None:
         if state.may_read or state.examples:
             does = ", ".join([*(state.may_read or []), *([f"{state.examples} solved example(s)"] if state.examples
                                                          else [])])
-        table.add_row(name, state.type, escape("\n".join(exits)), escape(does.strip().split("\n")[0][:80]))
+        table.add_row(name, state.type, escape("\n".join(exits)), escape(does.strip().split("\n")[0][:80]),
+                      escape(tccm.flow_origin.get(name, tccm.task_class)))
     console.print(table)
     if diagram:
         sys.stdout.write(mermaid.render(flow))  # plain text: paste into a Mermaid renderer

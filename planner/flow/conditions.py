@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-ROOTS: tuple[str, ...] = ("item", "inputs", "plan", "apply", "verify", "regather", "steps", "visits", "notes",
-                          "recalled", "action")
+ROOTS: tuple[str, ...] = ("item", "inputs", "plan", "apply", "verify", "regenerate", "regather", "steps", "visits",
+                          "notes", "recalled", "action")
 OPS = ("==", "!=", ">=", "<=", ">", "<")
 _TOKEN = re.compile(r"\s*(==|!=|>=|<=|>|<|\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.@/:+-]+)")
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")

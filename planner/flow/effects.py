@@ -3,8 +3,11 @@
 - apply: the plan's edits applied in memory and checked against the policy (a flow can branch on
   `apply.failed` and send the plan back to an action, naming the rule);
 - verify: the repo's test command on the patched tree, in a throwaway copy (planner/verify.py);
+- regenerate: the lockfiles of the manifests the plan edits, rewritten by their own tools in a
+  throwaway copy (relock.py); the plan then holds the regenerated files;
 - regather: a fresh RepoContext for the repository.
-A side-effect the policy does not allow fails the item, naming the rule.
+A side-effect the policy does not allow — or one that needs the network (regenerate) under a policy
+without `network: true` — blocks the item with a blocker naming the rule; it is never skipped quietly.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from typing import Any
 from planner import service
 from planner import verify as verification
 from planner.errors import PlannerError
+from planner.flow import relock
 from planner.flow.model import END
 from planner.flow.states import Step, Visit
-from planner.plan import Edit, EditError, apply_edits
+from planner.plan import Edit, EditError, Plan, apply_edits
 from planner.policy import kinds
 from planner.policy.enforce import check_edits, check_side_effect, from_state
 from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
+from subgraphs.vulnerability_remediation.runner import DEFAULT_TIMEOUT
 
 
 def _context(visit: Visit) -> Any:
@@ -69,6 +74,18 @@ def verify(visit: Visit) -> dict[str, Any]:
             "exit_code": result["exit_code"], "seconds": result["seconds"], "output": result["output_tail"][-2000:]}
 
 
+def regenerate(visit: Visit) -> dict[str, Any]:
+    plan = visit.state.get("plan")
+    if not plan:
+        return {"ran": False, "ok": False, "failed": True, "error": "there is no plan whose lockfiles to regenerate"}
+    try:
+        _patched(visit)
+    except EditError as exc:
+        return {"ran": False, "ok": False, "failed": True, "error": f"the plan does not apply: {exc}"}
+    timeout = float((visit.state.get("options") or {}).get("regenerate_timeout") or DEFAULT_TIMEOUT)
+    return relock.regenerate(Path(visit.state["repo"]), Plan.model_validate(plan), visit.item.data, timeout)
+
+
 def regather(visit: Visit) -> dict[str, Any]:
     try:
         context, _ = service.gather_repo(visit.runtime.context.settings, Path(visit.state["repo"]), warm=False)
@@ -77,21 +94,30 @@ def regather(visit: Visit) -> dict[str, Any]:
     return {"ran": True, "commit": context.meta.commit}
 
 
-EFFECTS = {"apply": apply, "verify": verify, "regather": regather}
+EFFECTS = {"apply": apply, "verify": verify, "regenerate": regenerate, "regather": regather}
+
+
+def _summary(effect: str, outcome: dict[str, Any]) -> str:
+    if effect == "verify":
+        return "passed" if outcome.get("passed") else "failed" if outcome.get("failed") else "not run"
+    if effect == "apply" or (effect == "regenerate" and not outcome.get("failed")):
+        return ("ok" if outcome.get("ran") else "not needed") if outcome.get("ok") else "failed"
+    return "done" if outcome.get("ran") and not outcome.get("failed") else "failed"
 
 
 def side_effect(visit: Visit) -> Step:
     effect = visit.spec.effect or ""
     policy, _ = from_state(visit.state.get("tccm"), visit.state.get("inputs") or {})
-    refused = check_side_effect(policy, effect)
+    refused = check_side_effect(policy, effect)  # the side-effects it lists, and the network it grants
     if refused:
-        visit.record["refused"] = refused.model_dump()
+        visit.record["refused"] = {**refused.model_dump(), "effect": effect, "state": visit.name}
         return Step(END, "refused", f"{refused.rule}: {refused.message}")
     outcome = EFFECTS[effect](visit)
+    update = {"plan": outcome.pop("plan")} if "plan" in outcome else {}  # regenerate rewrites the plan
     visit.record[effect] = outcome
     target, why = visit.route()
-    summary = ("ok" if outcome.get("ok") else "failed") if effect == "apply" else \
-        ("passed" if outcome.get("passed") else "failed" if outcome.get("failed") else "not run") \
-        if effect == "verify" else ("done" if outcome.get("ran") else "failed")
     detail = outcome.get("error") or outcome.get("reason") or outcome.get("command") or ""
-    return Step(target, summary, "; ".join(x for x in (f"{effect}: {detail}".rstrip(": "), why) if x))
+    if effect == "regenerate" and outcome.get("files") and not detail:
+        detail = "regenerated " + ", ".join(outcome["files"])
+    reason = "; ".join(x for x in (f"{effect}: {detail}".rstrip(": "), why) if x)
+    return Step(target, _summary(effect, outcome), reason, update)

@@ -18,7 +18,7 @@ class FlowGraphState(TaskState, total=False):
 
 def fresh() -> dict[str, Any]:
     return {"next": None, "steps": 0, "visits": {}, "trace": [], "notes": [], "recalled": [], "apply": {},
-            "verify": {}, "regather": {}, "action": {}, "refused": None, "limit": None}
+            "verify": {}, "regenerate": {}, "regather": {}, "action": {}, "refused": None, "limit": None}
 
 
 def record_of(state: FlowGraphState) -> dict[str, Any]:
@@ -43,6 +43,7 @@ def facts(state: FlowGraphState, record: dict[str, Any]) -> dict[str, Any]:
     return {"item": {"id": item.get("id"), "title": item.get("title"), "data": item.get("data") or {},
                      "inputs": item.get("inputs") or {}},
             "inputs": state.get("inputs") or {}, "plan": _plan_facts(state.get("plan")),
-            "apply": record["apply"], "verify": record["verify"], "regather": record["regather"],
+            "apply": record["apply"], "verify": record["verify"], "regenerate": record["regenerate"],
+            "regather": record["regather"],
             "action": record["action"], "steps": record["steps"], "visits": record["visits"],
             "notes": record["notes"], "recalled": record["recalled"]}

@@ -1,9 +1,11 @@
 """The last node of a flow: the item's result from where the flow ended.
 
 A plan that applies is the item's result (the supervisor's policy gate still checks it); a flow
-that ended on a failed test run fails the item; one that hit `max_steps` is blocked, naming the
-state it was in; a refused side-effect fails it naming the rule. Reflections stay out of the
-report and the patch.
+that ended on a failed test run fails the item; one whose last `regenerate` left a lockfile
+unregenerated ends `needs_regeneration`, naming the command; one that hit `max_steps` is blocked,
+naming the state it was in; a side-effect the policy refuses (not listed, or needing the network
+the policy does not grant) blocks it, naming the rule — blocked, as the supervisor's gate blocks an
+edit: nothing went wrong, the surface says no. Reflections stay out of the report and the patch.
 """
 
 from __future__ import annotations
@@ -12,16 +14,23 @@ from typing import Any
 
 from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.flow.facts import FlowGraphState, record_of
+from planner.plan import Plan
 from subgraphs.base import checked_result, plan_markdown
 
 
 def _refused(state: FlowGraphState, refused: dict[str, Any]) -> ItemResult:
+    """Blocked before the side-effect ran; a plan made so far stays out of the patch (its edits are not
+    the item's result), but the report shows it, so the refusal reads in context."""
     item = WorkItem.model_validate(state["item"])
     message = f"{refused['rule']}: {refused['message']}"
-    return ItemResult(item=item, status="failed", error=f"refused by policy: {message}",
-                      blockers=[Blocker(kind="policy", message=message, fix=refused.get("fix"))],
-                      report=f"### {item.title}\n\n**Refused by the task class's policy:** `{refused['rule']}`: "
-                             f"{refused['message']}\n")
+    where = f" in state `{refused['state']}`" if refused.get("state") else ""
+    report = f"### {item.title}\n\n**Refused by the task class's policy{where}:** `{refused['rule']}`: " \
+             f"{refused['message']}" + (f" ({refused['fix']})" if refused.get("fix") else "") + "\n"
+    plan = state.get("plan")
+    if plan:
+        report += "\nThe plan so far (not in the patch):\n\n" + plan_markdown(item, Plan.model_validate(plan))
+    return ItemResult(item=item, status="blocked", error=f"refused by policy: {message}", report=report,
+                      blockers=[Blocker(kind="policy", message=message, fix=refused.get("fix"))])
 
 
 def _settle(result: ItemResult, record: dict[str, Any]) -> None:
@@ -30,6 +39,10 @@ def _settle(result: ItemResult, record: dict[str, Any]) -> None:
         result.status = "failed"
         result.error = f"the tests failed on the last plan (`{tested.get('command')}`, exit {tested.get('exit_code')})"
         result.blockers.append(Blocker(kind="tests-failed", message=result.error, fix="fix the plan or the tests"))
+    relocked = record.get("regenerate") or {}
+    if result.status in ("succeeded", "no_changes") and relocked.get("blockers"):
+        result.status = "needs_regeneration"  # the manifest edits stand; their lockfiles must be regenerated
+        result.blockers += [Blocker.model_validate(b) for b in relocked["blockers"]]
     if record.get("limit") and result.status != "failed":
         result.status = "blocked"
         result.blockers.append(Blocker(kind="step-limit", message=record["limit"],

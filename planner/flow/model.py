@@ -11,7 +11,8 @@
 
 Linear states (recall, reflection, annotation, side-effect) have one `next`; a decision has
 `transitions` and a `default`; an action has either. `end` finishes the flow. Structural checks
-(targets, reachability, cycles) live in validate.py, where they get file:line.
+(targets, reachability, cycles) live in validate.py, where they get file:line. A file holds a
+FlowDocument; merge.py resolves it, through `extends`, into the Flow that runs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 STATE_TYPES: tuple[str, ...] = ("action", "decision", "recall", "reflection", "annotation", "side-effect")
 LINEAR: frozenset[str] = frozenset({"recall", "reflection", "annotation", "side-effect"})
 END = "end"
-FLOW_EFFECTS: tuple[str, ...] = ("apply", "verify", "regather")  # side-effects a flow state can name
+FLOW_EFFECTS: tuple[str, ...] = ("apply", "verify", "regenerate", "regather")  # side-effects a flow state can name
 StateName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 # Fields that only some state types take; anything else on a state is an error (see validate.py).
 TYPE_FIELDS: dict[str, frozenset[str]] = {
@@ -62,7 +63,7 @@ class FlowState(_Strict):
     problem: str | None = Field(default=None, max_length=4000, description="reflection: what to think about")
     word_limit: int | None = Field(default=None, ge=10, le=2000, description="reflection: the note's length")
     note: str | None = Field(default=None, max_length=2000, description="annotation: the progress marker")
-    effect: str | None = Field(default=None, description="side-effect: apply | verify | regather")
+    effect: str | None = Field(default=None, description="side-effect: apply | verify | regenerate | regather")
 
     @field_validator("type")
     @classmethod
@@ -85,7 +86,23 @@ class FlowState(_Strict):
 
 
 class Flow(_Strict):
+    """A resolved flow (a child's merged over its parent's, see merge.py), ready to compile."""
+
     description: str | None = Field(default=None, max_length=4000)
     start: StateName
     max_steps: int | None = Field(default=None, ge=1, le=200, description="states a run may visit (for loops)")
     states: dict[StateName, FlowState] = Field(min_length=1)
+
+
+class FlowDocument(_Strict):
+    """What one TCCM file says under `flow:`. Without `extends` it is the whole flow; in a child, its
+    states override the parent's of the same name or add new ones, and what it leaves out is the
+    parent's (see merge.py)."""
+
+    description: str | None = Field(default=None, max_length=4000)
+    start: StateName | None = Field(default=None, description="the first state (a child: the parent's unless set)")
+    max_steps: int | None = Field(default=None, ge=1, le=200, description="states a run may visit (for loops)")
+    states: dict[StateName, FlowState] = Field(
+        default_factory=dict, description="states by name; in a child, a state of the parent's name replaces it")
+    remove: list[StateName] | None = Field(default=None, description="a child: parent states to drop")
+    replace: bool = Field(default=False, description="a child: drop the parent's flow and use this one whole")

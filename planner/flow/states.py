@@ -126,7 +126,7 @@ def action(visit: Visit) -> Step:
         target, why = visit.route()
         return Step(target, "rejected", f"{problem}; {why}".rstrip("; "), update)
     update.update(plan=plan.model_dump(), pending="")
-    visit.record.update(apply={}, verify={})  # a new plan has been neither applied nor tested
+    visit.record.update(apply={}, verify={}, regenerate={})  # a new plan: not applied, relocked nor tested yet
     target, why = visit.route()
     reason = f"{len(plan.edits)} edits, cites {len(plan.used_entries)} entries" + (f"; {why}" if why else "")
     return Step(target, "planned", reason, update)

@@ -3,16 +3,17 @@
 Unknown state types and side-effects are refused by the model; here: fields that do not apply to a
 state's type, missing or unknown targets, decisions without a default, bad conditions, states no
 path from `start` reaches, states from which `end` cannot be reached (a cycle with no exit), a
-cycle without `max_steps`, and side-effects the task class's policy does not allow.
+cycle without `max_steps`, and side-effects the task class's policy does not allow (nor the network
+for one that needs it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from planner.flow.conditions import ConditionError, parse
 from planner.flow.model import COMMON, END, LINEAR, TYPE_FIELDS, Flow, FlowState
-from planner.policy.enforce import check_side_effect
+from planner.policy.enforce import could_run
 from planner.policy.model import Policy
 
 Where = tuple[str | int, ...]
@@ -37,7 +38,7 @@ def _state_fields(name: str, state: FlowState) -> Iterator[Problem]:
     if state.type == "action" and state.transitions and not state.default:
         yield at, "an action with `transitions` needs a `default`"
     if state.type == "side-effect" and not state.effect:
-        yield at, "a side-effect state needs `effect` (apply, verify or regather)"
+        yield at, "a side-effect state needs `effect` (apply, verify, regenerate or regather)"
     if state.type == "recall" and not (state.may_read or state.examples):
         yield at, "a recall state needs `may_read` entries or `examples`"
     yield from _transitions(at, state)
@@ -98,6 +99,11 @@ def _graph(flow: Flow) -> Iterator[Problem]:
         yield ("flow",), "the flow has a cycle: set `max_steps` so a run cannot loop forever"
 
 
+def state_problems(states: Mapping[str, FlowState]) -> list[Problem]:
+    """The checks of each state on its own (a child's states, before they are merged over its parent's)."""
+    return [problem for name, state in states.items() for problem in _state_fields(name, state)]
+
+
 def problems(flow: Flow) -> list[Problem]:
     """Every structural problem, in file order of the states (the graph checks once the rest is sound)."""
     found = list(_targets(flow))
@@ -107,10 +113,12 @@ def problems(flow: Flow) -> list[Problem]:
 
 
 def refused_effects(flow: Flow, policy: Policy | None) -> list[Problem]:
-    """Side-effect states the resolved policy does not allow."""
+    """Side-effect states no run of the class can take: the resolved policy does not allow them (or,
+    for regenerate, the network), and no `relax` input would. One a relax input allows validates; a
+    run without that input is refused at the state, naming the rule."""
     found: list[Problem] = []
     for name, state in flow.states.items():
-        refused = check_side_effect(policy, state.effect) if state.effect else None
+        refused = could_run(policy, state.effect) if state.effect else None
         if refused:
             found.append((("flow", "states", name, "effect"), f"{refused.rule}: {refused.message}"))
     return found

@@ -2,7 +2,8 @@
 
 Called by the supervisor's join before any patch is made (so nothing outside the surface is
 reported or applied), by the flow's side-effect states and by the built-in side-effects
-(`--verify`, `--regenerate`). A refusal names the rule (`policy.<field> (from <task class>)`).
+(`--verify`, `--regenerate`), which also refuse a side-effect that needs the network unless
+the policy says `network: true`. A refusal names the rule (`policy.<field> (from <task class>)`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from planner.policy.inherit import effective
 from planner.policy.kinds import kind_of
-from planner.policy.model import BUMP_ORDER, Policy, Violation
+from planner.policy.model import BUMP_ORDER, NEEDS_NETWORK, Policy, Violation
 from planner.policy.versions import bump, edit_bumps
 from repocontext.globs import match
 
@@ -27,10 +28,17 @@ def from_state(tccm: Mapping[str, Any] | None, inputs: dict[str, str]) -> tuple[
     return effective(Policy.model_validate(raw), inputs)
 
 
+def _lifts(field: str, value: object, wanted: str) -> bool:
+    if value is None:
+        return False
+    if field == "version_bump":
+        return BUMP_ORDER[str(value)] >= BUMP_ORDER[wanted]
+    return value is True if field == "network" else True
+
+
 def _relax_fix(policy: Policy, field: str, wanted: str) -> str | None:
     for name, lifted in sorted(policy.relax.items()):
-        value = getattr(lifted, field)
-        if value is not None and (field != "version_bump" or BUMP_ORDER[value] >= BUMP_ORDER[wanted]):
+        if _lifts(field, getattr(lifted, field), wanted):
             return f"pass --input {name}=true to allow it"
     return None
 
@@ -90,9 +98,27 @@ def check_edits(policy: Policy, edits: Sequence[Mapping[str, Any]], item: Mappin
 
 
 def check_side_effect(policy: Policy | None, effect: str) -> Violation | None:
-    """None when the side-effect may run."""
-    if policy is None or policy.limits.side_effects is None or effect in policy.limits.side_effects:
+    """None when the side-effect may run: the policy lists it (or sets no list) and, for one that needs
+    the network, says `network: true`."""
+    if policy is None:
         return None
-    allowed = ", ".join(policy.limits.side_effects) or "none"
-    return Violation(rule=policy.rule("side_effects"), fix=_relax_fix(policy, "side_effects", ""),
-                     message=f"side-effect {effect!r} is not allowed (allowed: {allowed})")
+    allowed = policy.limits.side_effects
+    if allowed is not None and effect not in allowed:
+        return Violation(rule=policy.rule("side_effects"), fix=_relax_fix(policy, "side_effects", ""),
+                         message=f"side-effect {effect!r} is not allowed (allowed: {', '.join(allowed) or 'none'})")
+    if effect in NEEDS_NETWORK and not policy.network:
+        fix = _relax_fix(policy, "network", "") or "set `network: true` in the task class's policy"
+        return Violation(rule=policy.rule("network"), fix=fix,
+                         message=f"side-effect {effect!r} needs the network (its tools fetch from the package "
+                                 "index), and the policy does not allow the network")
+    return None
+
+
+def could_run(policy: Policy | None, effect: str) -> Violation | None:
+    """None when some run could take the side-effect: the policy allows it, or one of its `relax`
+    inputs does (validation refuses only what no run can do; a run without the input is refused then)."""
+    refused = check_side_effect(policy, effect)
+    if refused is None or policy is None or not policy.relax:
+        return refused
+    relaxed, _ = effective(policy, dict.fromkeys(policy.relax, "true"))
+    return refused if check_side_effect(relaxed, effect) else None

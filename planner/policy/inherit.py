@@ -2,8 +2,9 @@
 
 A field the child leaves out is the parent's. A field it sets must be no wider than the parent's
 (globs each inside one of the parent's, kinds and side-effects a subset, numbers and bumps no
-larger, reasoned paths a superset); a wider one is a validation error unless the child lists the
-field in `widens:`, and then the resolved policy records it so validation and `surface` show it.
+larger, reasoned paths a superset, `network: true` only where the parent's is true); a wider one is
+a validation error unless the child lists the field in `widens:`, and then the resolved policy
+records it so validation and `surface` show it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def _inside(pattern: str, parents: Sequence[str]) -> bool:
 
 def wider(name: str, parent: object, child: object) -> str | None:
     """Why `child` is wider than `parent` for field `name`, or None when it is as narrow or narrower."""
+    if name == "network":  # unset is false here, not "no limit": turning it on is always a widening
+        return "allows the network; the parent's policy does not" if child is True and parent is not True else None
     if parent is None or child is None:
         return None  # no limit to widen (the child sets one) or nothing set
     if name == "paths":
@@ -40,8 +43,8 @@ def wider(name: str, parent: object, child: object) -> str | None:
     return None
 
 
-def resolve(parent: Policy | None, doc: PolicyDocument | None,
-            task_class: str) -> tuple[Policy | None, list[tuple[str, str]]]:
+def resolve(parent: Policy | None, doc: PolicyDocument | None, task_class: str,
+            parent_class: str = "its parent") -> tuple[Policy | None, list[tuple[str, str]]]:
     """The child's policy over its parent's, and the problems: (field, cause) per undeclared widening."""
     if doc is None:
         return parent, []
@@ -60,7 +63,7 @@ def resolve(parent: Policy | None, doc: PolicyDocument | None,
             problems.append((name, f"widens the parent's policy ({why}); a child may only narrow it, "
                                    f"or list {name!r} under policy.widens to widen it on purpose"))
         elif why:
-            widened.append(f"{name} ({task_class} over {origin.get(name, 'its parent')}: {why})")
+            widened.append(f"{name} ({task_class} over {origin.get(name, parent_class)}: {why})")
         values[name], origin[name] = mine, task_class
     relax = {**base.relax, **(doc.relax or {})}
     policy = Policy(limits=Limits.model_validate(values), origin=origin, widened=tuple(widened), relax=relax,

@@ -1,8 +1,11 @@
-"""The `policy:` of a TCCM: path globs, file kinds, a file count, version bumps and side-effects.
+"""The `policy:` of a TCCM: path globs, file kinds, a file count, version bumps, side-effects and
+whether side-effects may use the network.
 
 A field left out places no limit (a class with no policy at all can change anything, as before
-policies existed). `relax` names run inputs that lift a limit when the user passes NAME=true, and
-`widens` names the fields a child deliberately widens over its parent (see inherit.py).
+policies existed) — except `network`, which a policy leaves off unless it says `network: true`:
+reaching a package index is the one thing a surface should have to grant explicitly. `relax` names
+run inputs that lift a limit when the user passes NAME=true, and `widens` names the fields a child
+deliberately widens over its parent (see inherit.py).
 """
 
 from __future__ import annotations
@@ -18,10 +21,19 @@ BUMP_ORDER: dict[str, int] = {"patch": 0, "minor": 1, "major": 2}
 FileKind = Literal["manifest", "lockfile", "dockerfile", "compose", "kubernetes", "ci", "test", "docs", "source",
                    "config", "other"]
 SideEffect = Literal["apply", "verify", "regenerate", "regather"]
+SIDE_EFFECTS: tuple[str, ...] = ("apply", "verify", "regenerate", "regather")
+# Side-effects that need the network, so run only under `network: true`:
+# - regenerate: lockfile tools (npm, yarn, pnpm, uv, poetry, pipenv, pip-compile) resolve against the
+#   package index, even in their lockfile-only modes.
+# Not the others: apply works in memory; regather runs local probes (advisories come from files the
+# operator names); verify runs the repository's own test command against what is installed, and
+# fetches nothing itself (a suite that reaches the network does so on its own, as it does in CI).
+NEEDS_NETWORK: frozenset[str] = frozenset({"regenerate"})
 # The limits, in the order a surface lists them; each is a rule a refusal names as `policy.<field>`.
 LIMITS: tuple[str, ...] = ("paths", "file_kinds", "reasoned_paths", "max_files_changed", "version_bump",
-                           "side_effects")
-Widenable = Literal["paths", "file_kinds", "reasoned_paths", "max_files_changed", "version_bump", "side_effects"]
+                           "side_effects", "network")
+Widenable = Literal["paths", "file_kinds", "reasoned_paths", "max_files_changed", "version_bump", "side_effects",
+                    "network"]
 
 
 class _Strict(BaseModel):
@@ -38,6 +50,8 @@ class Limits(_Strict):
     max_files_changed: int | None = Field(default=None, gt=0, le=100_000, description="files one item may change")
     version_bump: Bump | None = Field(default=None, description="the largest version bump a dependency edit makes")
     side_effects: list[SideEffect] | None = Field(default=None, description="side-effect steps a run may take")
+    network: bool | None = Field(
+        default=None, description="whether side-effects that need the network (regenerate) may run; off unless true")
 
     @field_validator("paths", "reasoned_paths")
     @classmethod
@@ -68,9 +82,15 @@ class Policy(_Strict):
     def value(self, name: str) -> object:
         return getattr(self.limits, name)
 
+    @property
+    def network(self) -> bool:
+        return self.limits.network is True
+
     def rule(self, name: str) -> str:
         """`policy.<field> (from <task class>)`: how a refusal names the rule."""
         source = self.origin.get(name)
+        if source is None and name == "network":
+            return "policy.network (default false)"  # the one limit in force without being written
         return f"policy.{name}" + (f" (from {source})" if source else "")
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from planner.flow.model import Flow
+from planner.flow.model import Flow, FlowDocument
 from planner.policy.model import Policy, PolicyDocument
 from repocontext.globs import GlobError, check_glob, check_globs
 from repocontext.model import SECTIONS
@@ -166,7 +166,9 @@ class TCCMDocument(_Strict):
     bootstrap_globs: list[str] | None = None
     budget: BudgetOverride | None = None
     policy: PolicyDocument | None = Field(default=None, description="the decision surface: what a run may change")
-    flow: Flow | None = Field(default=None, description="typed states run per work item instead of one LLM call")
+    flow: FlowDocument | None = Field(
+        default=None, description="typed states run per work item instead of one LLM call; a child's states "
+                                  "override or add to its parent's by name")
 
     @field_validator("version")
     @classmethod
@@ -198,7 +200,8 @@ class TCCM(_Strict):
     bootstrap_globs: tuple[str, ...] = ()
     budget: Budget
     policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
-    flow: Flow | None = None  # the child's flow, else the parent's
+    flow: Flow | None = None  # the child's flow merged over the parent's, state by state
+    flow_origin: dict[str, str] = Field(default_factory=dict)  # flow state → the task class that defined it
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
     chain: tuple[str, ...] = ()  # files that contributed, child first

@@ -14,7 +14,11 @@ child when it sets them; band entries are the parent's followed by the
 child's, where a child entry with the same selector replaces the parent's in
 place; bootstrap globs are the union (parent first); budget fields override
 one by one. A child without `subgraph` runs its parent's subgraph module and
-recipes (the `lineage` of task classes is searched for one, child first).
+recipes (the `lineage` of task classes is searched for one, child first). A
+child's `flow` is merged over its parent's state by state (planner/flow/
+merge.py) and the merged flow is validated, each problem at the line of the
+state it concerns; `policy` fields may only narrow the parent's
+(planner/policy/inherit.py).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import PlannerError, TCCMError
+from planner.flow.merge import Merged, merge
+from planner.flow.validate import Problem, refused_effects, state_problems
 from planner.flow.validate import problems as flow_problems
-from planner.flow.validate import refused_effects
 from planner.policy import inherit
 from planner.tccm import yamlsource
 from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
@@ -94,7 +99,7 @@ def read_source(path: Path) -> SourceFile:
         return source
     if source.document.flow is not None:  # structural flow problems, all of them, each at its line
         source.errors.extend(TCCMError(source.display, source.located.line_of(loc), yamlsource.dotted(loc), cause)
-                             for loc, cause in flow_problems(source.document.flow))
+                             for loc, cause in _own_flow_problems(source.document))
     if source.document.task_class != path.stem:
         line = source.located.line_of(("task_class",))
         source.errors.append(TCCMError(
@@ -102,6 +107,18 @@ def read_source(path: Path) -> SourceFile:
             f"{source.document.task_class!r} does not match the file name {path.name!r} (expected {path.stem!r})",
         ))
     return source
+
+
+def _own_flow_problems(doc: TCCMDocument) -> list[Problem]:
+    """A flow's problems that this file alone decides: all of them without `extends`; with one, each
+    state's own (targets, reachability and cycles are checked on the merged flow, in _surface)."""
+    assert doc.flow is not None
+    if doc.extends:
+        return state_problems(doc.flow.states)
+    merged = merge(None, {}, doc.flow, doc.task_class)
+    if merged.flow is None:
+        return merged.problems
+    return flow_problems(merged.flow)
 
 
 def _merge_entries(parent: Sequence[Entry], child: Sequence[Entry]) -> tuple[Entry, ...]:
@@ -224,7 +241,7 @@ class Registry:
         }
         boot = list(parent.bootstrap_globs) if parent else []
         boot += [g for g in doc.bootstrap_globs or () if g not in boot]
-        policy, flow = self._surface(source, doc, parent)
+        policy, flow, flow_origin = self._surface(source, doc, parent)
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
@@ -235,25 +252,49 @@ class Registry:
             lineage=(doc.task_class, *(t for t in (parent.lineage if parent else ()) if t != doc.task_class)),
             worker=doc.worker or (parent.worker if parent else None),
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
+            flow_origin=flow_origin,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )
 
-    def _surface(self, source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> tuple[Any, Any]:
-        """The policy (extends applied; an undeclared widening is an error) and the flow (the child's, else
-        the parent's), checked against each other: a flow may only run side-effects the policy allows."""
+    def _surface(self, source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> tuple[Any, Any, Any]:
+        """The policy (extends applied; an undeclared widening is an error) and the flow (merged over the
+        parent's), checked against each other: a flow may only run side-effects the policy allows."""
         located = source.located
         assert located is not None
-        policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class)
+        policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class,
+                                           parent.task_class if parent else "its parent")
         for field_name, cause in problems:
             loc = ("policy", field_name)
             raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause)
-        flow = doc.flow or (parent.flow if parent else None)
-        if flow is not None:
-            for loc, cause in refused_effects(flow, policy):
-                own = doc.flow is not None  # an inherited flow is checked against this class's policy here
+        merged = self._flow(source, doc, parent)
+        if merged.flow is not None:
+            for loc, cause in refused_effects(merged.flow, policy):
+                own = merged.origin.get(str(loc[2])) == doc.task_class  # else: inherited unchanged
                 line = located.line_of(loc) if own else located.line_of(("policy",))
                 raise TCCMError(source.display, line, yamlsource.dotted(loc), cause)
-        return policy, flow
+        return policy, merged.flow, merged.origin
+
+    def _flow(self, source: SourceFile, doc: TCCMDocument, parent: TCCM | None) -> Merged:
+        """The flow this class runs: its own, its parent's, or its own merged over its parent's (validated
+        here, where the parent is known; a problem in a state the parent defined is shown at `flow:`)."""
+        located = source.located
+        assert located is not None
+        origins = _inherited_origin(doc, parent)
+        if doc.flow is None:
+            return Merged(flow=parent.flow, origin=origins) if parent else Merged()
+        label = doc.task_class
+        merged = merge(parent.flow if parent else None, origins, doc.flow, label)
+        if not doc.extends:  # read_source checked it whole
+            return merged
+        found = merged.problems or (flow_problems(merged.flow) if merged.flow else [])
+        for loc, cause in found:
+            name = str(loc[2]) if loc[:2] == ("flow", "states") and len(loc) > 2 else None
+            inherited = name is not None and merged.origin.get(name) != label
+            if inherited:
+                cause, loc = f"{cause} (state {name!r} comes from {merged.origin.get(name)})", ("flow", "states", name)
+            line = located.line_of(("flow",) if inherited else loc)
+            raise TCCMError(source.display, line, yamlsource.dotted(loc), cause)
+        return merged
 
     def notices(self, name: str) -> list[str]:
         """What validation shows besides errors: each limit a class widened over its parent, on purpose."""
@@ -297,3 +338,12 @@ class Registry:
                 source = match[0]
                 wanted.append(source.document.task_class if source.document else source.path.stem)
         return self.validate(wanted)
+
+
+def _inherited_origin(doc: TCCMDocument, parent: TCCM | None) -> dict[str, str]:
+    """The parent's flow origins; where the child extends the definition of its own name that it shadows,
+    the parent's states are named with the parent's file, so they stay apart from the child's."""
+    if parent is None:
+        return {}
+    shadowed = f"{doc.task_class} ({_display(Path(parent.path))})"
+    return {n: shadowed if origin == doc.task_class else origin for n, origin in parent.flow_origin.items()}

@@ -225,14 +225,22 @@ def _default_output(sources: list[str]) -> str | None:
 
 def regeneration(header: CompileHeader, path: str, package: str, version: str) -> tuple[str, str]:
     """(directory to run in, command) that regenerates `path` with `package` moved to exactly `version`."""
+    cwd, command = recompile(header, path)
+    if header.tool == "custom":
+        return cwd, command
+    return cwd, f"{command} --upgrade-package '{package}=={version}'"
+
+
+def recompile(header: CompileHeader, path: str) -> tuple[str, str]:
+    """(directory to run in, command) that regenerates `path` from its edited inputs, keeping every pin
+    the inputs still allow (both compilers prefer the versions already in the output file)."""
     folder = posixpath.dirname(path) or "."
     words = _words(header.command)
     if header.tool == "custom":
         return folder, header.command
-    upgrade = f"--upgrade-package '{package}=={version}'"
     output = _output_file(words)
     if output is None and header.tool == "uv":  # uv prints to stdout unless -o is given: keep the file
-        return folder, f"{header.command} -o {shlex.quote(posixpath.basename(path))} {upgrade}"
+        return folder, f"{header.command} -o {shlex.quote(posixpath.basename(path))}"
     written = output if output is not None else _default_output(compiled_sources(header.command))
     cwd = _cwd_for(path, written) if written else None
-    return cwd if cwd is not None else folder, f"{header.command} {upgrade}"
+    return cwd if cwd is not None else folder, header.command
