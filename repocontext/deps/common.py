@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
@@ -85,8 +84,11 @@ _RAW_SPEC = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*([^;
 def _parse508(text: str) -> tuple[str, str | None, str | None, tuple[str, ...], str | None, str | None] | str:
     """(name, exact version, constraint as written, extras, markers, url), or the parse error.
 
-    Cached: monorepos repeat the same requirement strings across many manifests.
+    Cached: monorepos repeat the same requirement strings across many manifests. `packaging.requirements`
+    is imported here: building its grammar is a fifth of a re-gather's imports, and most gathers parse none.
     """
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
