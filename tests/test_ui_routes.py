@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ui_support import IMG, SCRIPT, SECRET, UIHome, populate, snapshot
 
 from planner.cli import app as cli_app
-from planner.ui import views
+from planner.ui import runlist
 from planner.ui.app import create_app
 from planner.ui.home import Home, NotFound
 
@@ -71,7 +71,7 @@ def test_runs_page_lists_newest_first_with_the_columns(ui: UIHome, client: TestC
 
 
 def test_runs_page_paginates(ui: UIHome, client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(runlist, "PAGE_SIZE", 2)
     first, second = client.get("/runs").text, client.get("/runs", params={"page": 2}).text
     shown = [re.findall(r'data-id="([^"]+)"', page) for page in (first, second)]
     # Newest first (ids start with the start time; runs of the same second by id, as `planner runs list`).
@@ -175,7 +175,15 @@ def test_a_running_run_shows_live_progress(ui: UIHome, client: TestClient) -> No
     store.create("20990101-000000-11fe00", "readme-title", str(ui.home), {}, {})
     try:
         body = client.get("/runs/20990101-000000-11fe00").text
-        assert 'http-equiv="refresh"' in body and "Running" in body and "No work items yet" in body
+        # no page-wide refresh: the page polls a small JSON fragment and reloads only when a node finished
+        assert 'http-equiv="refresh"' not in body and "Running" in body and "No work items yet" in body
+        assert '"/api/runs/20990101-000000-11fe00/progress"' in body and 'data-nodes="0"' in body
+        progress = client.get("/api/runs/20990101-000000-11fe0/progress").json()  # a prefix works, as elsewhere
+        assert progress["id"] == "20990101-000000-11fe00" and progress["status"] == "running"
+        assert progress["nodes_done"] == [] and progress["updated_at"]
+        finished = client.get(f"/api/runs/{ui.llm}/progress").json()
+        assert finished["status"] == "succeeded" and finished["nodes_done"] == []
+        assert client.get("/api/runs/20990101-000000-abcdef/progress").status_code == 404
     finally:
         store.db.execute("DELETE FROM runs WHERE id = ?", ("20990101-000000-11fe00",))  # type: ignore[union-attr]
         store.db.commit()  # type: ignore[union-attr]
