@@ -15,9 +15,11 @@ every request, as the CLI does (a run whose process is gone is `interrupted`).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,38 +27,33 @@ import orjson
 
 from planner.errors import EnvironmentProblem
 from planner.runs import live_status
+from planner.sqlite import open_readonly
 
 _SCHEMA = """
-CREATE TABLE runs (id TEXT PRIMARY KEY, task_class TEXT, repo TEXT, status TEXT, pid INTEGER,
-                   created_at TEXT, updated_at TEXT);
-CREATE TABLE idx (id TEXT PRIMARY KEY, kind TEXT, task_class TEXT, status TEXT, repo TEXT, created_at TEXT,
-                  commit_id TEXT, items INTEGER, tokens INTEGER, max_tokens INTEGER, llm_calls INTEGER,
-                  cost_usd REAL, complete INTEGER);
 CREATE TABLE portfolios (id TEXT PRIMARY KEY, task_class TEXT, status TEXT, created_at TEXT, repos INTEGER,
                          done INTEGER);
-CREATE TABLE portfolio_runs (run_id TEXT PRIMARY KEY, portfolio TEXT NOT NULL);
--- every row of the runs list: dispatched runs (with what their record's index line knows), then bundle builds
--- and records without a runs row; the CLI's `planner runs list` rows, plus the summary columns
-CREATE VIEW rows AS
-SELECT r.id, 'run' AS kind, r.task_class, r.status, r.repo, r.created_at, r.updated_at, i.commit_id, i.items, i.tokens,
-       i.max_tokens, i.llm_calls, i.cost_usd, i.complete,
-       CASE WHEN r.status IN ('running', 'interrupted') THEN NULL
-            ELSE round((julianday(r.updated_at) - julianday(r.created_at)) * 86400, 3) END AS duration_s,
-       p.portfolio
-FROM runs r LEFT JOIN idx i ON i.id = r.id LEFT JOIN portfolio_runs p ON p.run_id = r.id
-UNION ALL
-SELECT i.id, i.kind, i.task_class, i.status, i.repo, i.created_at, NULL, i.commit_id, i.items, i.tokens, i.max_tokens,
-       i.llm_calls, i.cost_usd, i.complete, NULL, p.portfolio
-FROM idx i LEFT JOIN portfolio_runs p ON p.run_id = i.id WHERE i.id NOT IN (SELECT id FROM runs);
+-- every row of the runs list: the CLI's `planner runs list` row (a dispatched run, or a bundle build / record
+-- without a runs row) plus its index line's summary columns, its duration and its portfolio
+-- no primary key and the one index built after a full load: inserting 10,000 rows is the cold page's main cost
+CREATE TABLE base (id TEXT, kind TEXT, task_class TEXT, status TEXT, repo TEXT, created_at TEXT, updated_at TEXT,
+                   commit_id TEXT, items INTEGER, tokens INTEGER, max_tokens INTEGER, llm_calls INTEGER, cost_usd REAL,
+                   complete INTEGER, portfolio TEXT, pid INTEGER);
+-- the duration is computed when read (for a page's rows, or all of them when sorting by it), not on load
+CREATE VIEW rows AS SELECT *,
+    CASE WHEN updated_at IS NULL OR status IN ('running', 'interrupted') THEN NULL
+         ELSE round((julianday(updated_at) - julianday(created_at)) * 86400, 3) END AS duration_s FROM base;
 """
-_SUMMARY = ("commit", "items", "tokens", "max_tokens", "llm_calls", "cost_usd")
-_STAMPED = {"runs": ("runs.sqlite", "runs.sqlite-wal"), "index": ("runs/index.jsonl",),
-            "portfolios": ("portfolios.sqlite", "portfolios.sqlite-wal")}
+_INDEX = "CREATE INDEX base_started ON base (created_at, id)"
+_KEYS = ("id", "kind", "task_class", "status", "repo", "created_at", "commit", "items", "tokens", "max_tokens",
+         "llm_calls", "cost_usd")
+_FULL = itemgetter(*_KEYS[6:])
+_NO_SUMMARY = (None,) * 6
+Run = tuple[str, str, str, str, int | None, str, str]  # id, task class, repo, status, pid, created, updated
 T = TypeVar("T")
 Stamp = tuple[tuple[int, int, int] | None, ...]
 
 
-def _stamp(home: Path, names: tuple[str, ...]) -> Stamp:
+def _stamp(home: Path, *names: str) -> Stamp:
     stamps: list[tuple[int, int, int] | None] = []
     for name in names:
         try:
@@ -68,12 +65,37 @@ def _stamp(home: Path, names: tuple[str, ...]) -> Stamp:
     return tuple(stamps)
 
 
-def _index_row(data: dict[str, Any]) -> tuple[Any, ...]:
-    # older index lines lack the summary keys: `complete` = 0 sends the page to the record for them
-    complete = int(all(k in data for k in _SUMMARY))
-    return (data["id"], data.get("kind"), data.get("task_class"), data.get("status"), data.get("repo"),
-            data.get("created_at"), data.get("commit"), data.get("items"), data.get("tokens"),
-            data.get("max_tokens"), data.get("llm_calls"), data.get("cost_usd"), complete)
+def _parse_index(data: bytes) -> list[dict[str, Any]]:
+    """index.jsonl lines. The whole text is parsed as one JSON array (one call, not 10,000); a torn line
+    somewhere (a crash mid-append) sends it line by line, skipping that line."""
+    try:
+        lines = orjson.loads(b"[" + data.rstrip(b"\n").replace(b"\n", b",") + b"]")
+    except orjson.JSONDecodeError:
+        lines = []
+        for line in data.splitlines():
+            try:
+                lines.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue  # the record file itself is intact: only its line in the index is lost
+    return [line for line in lines if isinstance(line, dict) and isinstance(line.get("id"), str)]
+
+
+def _summary(line: dict[str, Any] | None) -> tuple[Any, ...]:
+    """(commit, items, tokens, max_tokens, llm_calls, cost_usd, complete) of an index line."""
+    if line is None:
+        return (*_NO_SUMMARY, 1)
+    try:
+        return (*_FULL(line), 1)
+    except KeyError:  # an older line without the summary keys: the page asks the record for them
+        return (*(line.get(k) for k in _KEYS[6:]), 0)
+
+
+_RUNS_SQL = "SELECT id, task_class, repo, status, pid, created_at, updated_at FROM runs"
+_PORTFOLIOS_SQL = """SELECT p.id, json_extract(p.spec, '$.task_class'), p.status, p.created_at,
+    (SELECT COUNT(*) FROM portfolio_repos r WHERE r.portfolio = p.id),
+    (SELECT COUNT(r.result) FROM portfolio_repos r WHERE r.portfolio = p.id) FROM portfolios p"""
+_LINKS_SQL = ("SELECT json_extract(result, '$.run_id'), portfolio FROM portfolio_repos "
+              "WHERE json_extract(result, '$.run_id') IS NOT NULL")
 
 
 class Catalog:
@@ -85,95 +107,107 @@ class Catalog:
         self.db.executescript(_SCHEMA)
         self.lock = threading.RLock()
         self._stamps: dict[str, Stamp] = {}
-        self._index_at: tuple[int, int] = (0, 0)  # (inode, bytes of index.jsonl already read)
+        self._index_at: tuple[int, int] | None = None  # (inode, bytes of index.jsonl read); (0, 0): no file
+        self._runs: dict[str, Run] = {}
+        self._index: dict[str, dict[str, Any]] = {}  # index lines by id
+        self._links: dict[str, str] = {}  # run id → portfolio
         self.version = 0  # grows whenever the copy changed
         self._options: tuple[int, dict[str, list[str]]] | None = None
 
     def refresh(self) -> None:
         """Bring the copy up to date with PLANNER_HOME; call with the lock held."""
-        changed = False
-        for name, files in _STAMPED.items():
-            stamp = _stamp(self.home, files)
-            if self._stamps.get(name) != stamp:
-                getattr(self, f"_load_{name}")()
-                self._stamps[name] = stamp
-                changed = True
-        changed |= self._check_running()
-        self.version += changed
+        rebuild = False
+        runs = _stamp(self.home, "runs.sqlite", "runs.sqlite-wal")
+        if self._stamps.get("runs") != runs:
+            self._runs = {r[0]: r for r in self._read("runs.sqlite", "the run store", _RUNS_SQL)}
+            self._stamps["runs"], rebuild = runs, True
+        portfolios = _stamp(self.home, "portfolios.sqlite", "portfolios.sqlite-wal")
+        if self._stamps.get("portfolios") != portfolios:
+            self._load_portfolios()
+            self._stamps["portfolios"], rebuild = portfolios, True
+        appended = self._load_index()
+        if rebuild or appended is None:
+            self._write(self._runs.keys() | self._index.keys(), replace=True)
+        elif appended:
+            self._write(appended, replace=False)
+        changed = rebuild or appended != []
+        self.version += changed | self._check_running()
 
-    def _attach(self, name: str, what: str) -> bool:
-        """Attach a PLANNER_HOME store read-only as `disk`; False when it does not exist (yet)."""
-        path = self.home / name
-        if not path.is_file():
-            return False
-        try:
-            self.db.execute("ATTACH DATABASE ? AS disk", (f"{path.resolve().as_uri()}?mode=ro",))
-        except sqlite3.Error as exc:
-            raise EnvironmentProblem(f"cannot read {what} under {self.home}: {exc}") from None
-        return True
-
-    def _copy(self, name: str, what: str, tables: tuple[str, ...], *statements: str) -> None:
-        """Replace `tables` with what `statements` select from the store `name` (attached read-only)."""
+    def _write(self, ids: Iterable[str], replace: bool) -> None:
+        """(Re)write the rows of `ids`; `replace`: every row, the table emptied first."""
+        rows = []
+        for run_id in ids:
+            run, line = self._runs.get(run_id), self._index.get(run_id)
+            if run is not None:
+                rid, task_class, repo, status, pid, created, updated = run
+                rows.append((rid, "run", task_class, status, repo, created, updated, *_summary(line),
+                             self._links.get(rid), pid))
+            elif line is not None:
+                rows.append((run_id, line.get("kind"), line.get("task_class"), line.get("status"), line.get("repo"),
+                             line.get("created_at"), None, *_summary(line), self._links.get(run_id), None))
         with self.db:
-            for table in tables:
-                self.db.execute(f"DELETE FROM {table}")
-        if not self._attach(name, what):
-            return
+            if replace:
+                self.db.execute("DROP INDEX IF EXISTS base_started")  # rebuilt once below, not per insert
+                self.db.execute("DELETE FROM base")
+            else:
+                self.db.executemany("DELETE FROM base WHERE id = ?", ((row[0],) for row in rows))
+            self.db.executemany("INSERT INTO base VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            if replace:
+                self.db.execute(_INDEX)
+
+    def _read(self, name: str, what: str, sql: str) -> list[tuple[Any, ...]]:
+        """Rows of a PLANNER_HOME store, opened read-only ([] when it does not exist yet)."""
+        db = open_readonly(self.home / name, f"{what} under {self.home}")
+        if db is None:
+            return []
         try:
-            with self.db:
-                for sql in statements:
-                    self.db.execute(sql)
+            return db.execute(sql).fetchall()
         except sqlite3.DatabaseError as exc:  # a damaged file: one line, never a traceback
             raise EnvironmentProblem(f"cannot read {what} under {self.home}: {exc}") from None
         finally:
-            self.db.execute("DETACH DATABASE disk")
-
-    def _load_runs(self) -> None:
-        self._copy("runs.sqlite", "the run store", ("runs",),
-                   "INSERT INTO runs SELECT id, task_class, repo, status, pid, created_at, updated_at FROM disk.runs")
+            db.close()
 
     def _load_portfolios(self) -> None:
-        self._copy(
-            "portfolios.sqlite", "the portfolio store", ("portfolios", "portfolio_runs"),
-            "INSERT INTO portfolios SELECT p.id, json_extract(p.spec, '$.task_class'), p.status, p.created_at, "
-            "(SELECT COUNT(*) FROM disk.portfolio_repos r WHERE r.portfolio = p.id), "
-            "(SELECT COUNT(r.result) FROM disk.portfolio_repos r WHERE r.portfolio = p.id) FROM disk.portfolios p",
-            # a repository's run is known once its result is recorded (the result names the run)
-            "INSERT OR IGNORE INTO portfolio_runs SELECT json_extract(result, '$.run_id'), portfolio "
-            "FROM disk.portfolio_repos WHERE json_extract(result, '$.run_id') IS NOT NULL")
+        found = self._read("portfolios.sqlite", "the portfolio store", _PORTFOLIOS_SQL)
+        # a repository's run is known once its result is recorded (the result names the run)
+        links = self._read("portfolios.sqlite", "the portfolio store", _LINKS_SQL)
+        with self.db:
+            self.db.execute("DELETE FROM portfolios")
+            self.db.executemany("INSERT INTO portfolios VALUES (?,?,?,?,?,?)", found)
+        self._links = {run_id: portfolio for run_id, portfolio in links}
 
-    def _load_index(self) -> None:
-        """Parse what was appended to index.jsonl since the last call (all of it when the file was replaced)."""
+    def _load_index(self) -> list[str] | None:
+        """Parse what was appended to index.jsonl since the last call: the ids appended ([] for none), or None
+        when the whole file was read (the first time, or the file was replaced or removed)."""
         path = self.home / "runs" / "index.jsonl"
         try:
             with path.open("rb") as handle:
-                inode = path.stat().st_ino
-                start = self._index_at[1] if self._index_at[0] == inode else 0
+                st = os.fstat(handle.fileno())
+                known = self._index_at is not None and self._index_at[0] == st.st_ino
+                start = self._index_at[1] if known and st.st_size >= self._index_at[1] else 0  # type: ignore[index]
+                if known and start == st.st_size:
+                    return []
                 handle.seek(start)
-                data = handle.read()
+                data, inode = handle.read(), st.st_ino
         except FileNotFoundError:
-            inode, start, data = 0, 0, b""
-        if start == 0:
-            with self.db:
-                self.db.execute("DELETE FROM idx")
+            if self._index_at == (0, 0):
+                return []
+            data, inode, start = b"", 0, 0
         end = data.rfind(b"\n") + 1  # a torn last line (a writer mid-append, or a crash) waits for its newline
-        rows = []
-        for line in data[:end].splitlines():
-            try:
-                rows.append(_index_row(orjson.loads(line)))
-            except (orjson.JSONDecodeError, KeyError, TypeError):
-                continue  # a torn line after a crash: the record file itself is intact
-        with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO idx VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        lines = _parse_index(data[:end])
+        if start == 0:
+            self._index = {}
+        self._index.update((line["id"], line) for line in lines)
         self._index_at = (inode, start + end)
+        return None if start == 0 else [line["id"] for line in lines]
 
     def _check_running(self) -> bool:
-        """Mark the copy's running runs whose process is gone as interrupted; True when any was."""
-        running = self.db.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
+        """Mark running runs whose process is gone as interrupted (in the copy); True when any was."""
+        running = self.db.execute("SELECT id, pid FROM base WHERE status = 'running'").fetchall()
         gone = [(run_id,) for run_id, pid in running if live_status("running", pid) != "running"]
         if gone:
             with self.db:
-                self.db.executemany("UPDATE runs SET status = 'interrupted' WHERE id = ?", gone)
+                self.db.executemany("UPDATE base SET status = 'interrupted' WHERE id = ?", gone)
         return bool(gone)
 
     def read(self, reader: Callable[[sqlite3.Connection], T]) -> T:

@@ -25,14 +25,13 @@ SORTS = {"started": "created_at", "duration": "duration_s", "tokens": "tokens", 
 Sort = Literal["started", "duration", "tokens", "cost", "status"]
 COLUMNS = ("id", "kind", "task_class", "status", "repo", "created_at", "commit_id", "items", "tokens", "max_tokens",
            "llm_calls", "cost_usd", "duration_s", "complete")
-# one portfolio's runs as one entry: wall time from its first start to its last update; cost unknown when any
-# run's is (a partial sum would read as the whole cost)
-_GROUP = """SELECT f.portfolio AS id, f.portfolio AS portfolio, MIN(f.created_at) AS created_at,
+# one portfolio's runs as one entry, in the columns of a run's line: wall time from its first start to its last
+# update; cost unknown when any run's is (a partial sum would read as the whole cost)
+_GROUP = """SELECT f.portfolio AS group_id, f.portfolio, NULL, NULL, p.status, NULL, MIN(f.created_at), NULL, NULL,
+    SUM(f.tokens), NULL, NULL,
+    CASE WHEN SUM(f.llm_calls > 0 AND f.cost_usd IS NULL) > 0 THEN NULL ELSE SUM(f.cost_usd) END,
     CASE WHEN COUNT(f.duration_s) = COUNT(*)
-         THEN round((julianday(MAX(f.updated_at)) - julianday(MIN(f.created_at))) * 86400, 3) END AS duration_s,
-    SUM(f.tokens) AS tokens,
-    CASE WHEN SUM(f.llm_calls > 0 AND f.cost_usd IS NULL) > 0 THEN NULL ELSE SUM(f.cost_usd) END AS cost_usd,
-    p.status AS status
+         THEN round((julianday(MAX(f.updated_at)) - julianday(MIN(f.created_at))) * 86400, 3) END, NULL
 FROM f JOIN portfolios p ON p.id = f.portfolio GROUP BY f.portfolio"""
 
 
@@ -129,36 +128,40 @@ def _run_row(home: Home, data: dict[str, Any]) -> RunRow:
     return home.run_row({**data, "commit": data.pop("commit_id")})
 
 
-def _group(db: sqlite3.Connection, home: Home, filters: RunFilters, head: tuple[Any, ...]) -> Group:
-    portfolio, created, duration, tokens, cost, status = head
+def _group(db: sqlite3.Connection, home: Home, filters: RunFilters, head: dict[str, Any]) -> Group:
+    portfolio = head["id"]
     where, values = filters.where()
     counts = db.execute(f"SELECT status, COUNT(*) FROM rows WHERE {where} AND portfolio = ? GROUP BY status "
                         "ORDER BY status", (*values, portfolio)).fetchall()
     task_class, repos = db.execute("SELECT task_class, repos FROM portfolios WHERE id = ?", (portfolio,)).fetchone()
     rows = [_run_row(home, r) for r in _select(db, filters, " AND portfolio = ?", (portfolio,))]
-    return Group(id=portfolio, task_class=task_class, status=status, repos=repos, by_status=dict(counts), rows=rows,
-                 tokens=tokens, cost_usd=cost, duration_s=duration, created_at=created)
+    return Group(id=portfolio, task_class=task_class, status=head["status"], repos=repos, by_status=dict(counts),
+                 rows=rows, tokens=head["tokens"], cost_usd=head["cost_usd"], duration_s=head["duration_s"],
+                 created_at=head["created_at"])
 
 
 def _entries(db: sqlite3.Connection, home: Home, filters: RunFilters, grouped: bool,
              page_size: int) -> tuple[list[Entry], int, int, int]:
     """(entries of the page, runs matching, page, pages): the page counts a portfolio as one entry."""
     where, values = filters.where()
+    columns = ", ".join(COLUMNS)
     matching = db.execute(f"SELECT COUNT(*) FROM rows WHERE {where}", values).fetchone()[0]
-    top = (f"SELECT id, NULL AS portfolio, created_at, duration_s, tokens, cost_usd, status FROM f "
-           f"WHERE portfolio IS NULL UNION ALL {_GROUP}") if grouped else \
-        "SELECT id, NULL AS portfolio, created_at, duration_s, tokens, cost_usd, status FROM f"
-    cte = f"WITH f AS (SELECT * FROM rows WHERE {where}), top AS ({top}) "
-    count = db.execute(cte + "SELECT COUNT(*) FROM top", values).fetchone()[0] if grouped else matching
+    if grouped:
+        cte = (f"WITH f AS (SELECT * FROM rows WHERE {where}), top AS (SELECT NULL AS group_id, {columns} FROM f "
+               f"WHERE portfolio IS NULL UNION ALL {_GROUP}) ")
+        count = db.execute(cte + "SELECT COUNT(*) FROM top", values).fetchone()[0]
+        source = cte + "SELECT * FROM top"
+    else:  # one query over the table: sorting by start uses its index
+        count, source = matching, f"SELECT NULL AS group_id, {columns} FROM rows WHERE {where}"
     pages = max(1, -(-count // page_size))
     page = min(filters.page, pages)
-    heads = db.execute(cte + f"SELECT id, portfolio, created_at, duration_s, tokens, cost_usd, status FROM top "
-                       f"ORDER BY {filters.order_by()} LIMIT ? OFFSET ?",
+    heads = db.execute(f"{source} ORDER BY {filters.order_by()} LIMIT ? OFFSET ?",
                        (*values, page_size, (page - 1) * page_size)).fetchall()
-    runs = {r["id"]: r for r in _select(db, filters, f" AND id IN ({','.join('?' * len(heads))})",
-                                        tuple(h[0] for h in heads if h[1] is None))} if heads else {}
-    entries = [Entry(group=_group(db, home, filters, (h[1], *h[2:]))) if h[1] is not None
-               else Entry(row=_run_row(home, runs[h[0]])) for h in heads]
+    entries = []
+    for group_id, *row in heads:
+        data = dict(zip(COLUMNS, row, strict=True))
+        entries.append(Entry(group=_group(db, home, filters, data)) if group_id is not None
+                       else Entry(row=_run_row(home, data)))
     return entries, matching, page, pages
 
 
@@ -167,7 +170,7 @@ def runs_page(home: Home, catalog: Catalog, filters: RunFilters) -> RunsPage:
     options = catalog.options(FILTERS)
 
     def read(db: sqlite3.Connection) -> RunsPage:
-        has_portfolios = db.execute("SELECT 1 FROM portfolio_runs LIMIT 1").fetchone() is not None
+        has_portfolios = db.execute("SELECT 1 FROM rows WHERE portfolio IS NOT NULL LIMIT 1").fetchone() is not None
         grouped = has_portfolios and not filters.flat
         entries, total, page, pages = _entries(db, home, filters, grouped, PAGE_SIZE)
         return RunsPage(entries=entries, total=total, page=page, pages=pages, grouped=has_portfolios,
