@@ -194,13 +194,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _install_errors(app)
     _add_pages(app, settings, home, catalog)
     _add_api(app, settings, home, catalog)
+    app.state.catalog = catalog
     return app
 
 
-def warm() -> None:
-    """What a first request would otherwise pay: compile every template and import the checkpoint reader.
-    `planner ui` calls it before it listens."""
+def warm(app: FastAPI | None = None) -> None:
+    """What a first request would otherwise pay: compile every template, import the checkpoint reader and (given
+    the app) load the runs list's SQL copy. `planner ui` calls it before it listens."""
     env = environment()
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)
     import langgraph.checkpoint.sqlite  # noqa: F401 - read_state imports it on a run page
+
+    if app is not None:
+        app.state.catalog.read(lambda db: None)
