@@ -111,9 +111,11 @@ def populate(root: Path, monkeypatch: pytest.MonkeyPatch) -> UIHome:
 
 
 def snapshot(home: Path) -> dict[str, str]:
-    """Every file under PLANNER_HOME with its sha256. SQLite's -shm is its readers' lock index, not data."""
+    """Every file under PLANNER_HOME with its sha256. SQLite's -shm is its readers' lock index, not data, and
+    a read-only reader of a WAL database whose writer has closed may leave an empty -wal (no data either)."""
     return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(home.rglob("*")) if p.is_file() and not p.name.endswith("-shm")}
+            for p in sorted(home.rglob("*")) if p.is_file() and not p.name.endswith("-shm")
+            and not (p.name.endswith("-wal") and p.stat().st_size == 0)}
 
 
 @dataclass

@@ -53,18 +53,6 @@ T = TypeVar("T")
 Stamp = tuple[tuple[int, int, int] | None, ...]
 
 
-def _stamp(home: Path, *names: str) -> Stamp:
-    stamps: list[tuple[int, int, int] | None] = []
-    for name in names:
-        try:
-            st = (home / name).stat()
-        except OSError:
-            stamps.append(None)
-            continue
-        stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(stamps)
-
-
 def _parse_index(data: bytes) -> list[dict[str, Any]]:
     """index.jsonl lines. The whole text is parsed as one JSON array (one call, not 10,000); a torn line
     somewhere (a crash mid-append) sends it line by line, skipping that line."""
@@ -107,6 +95,7 @@ class Catalog:
         self.db.executescript(_SCHEMA)
         self.lock = threading.RLock()
         self._stamps: dict[str, Stamp] = {}
+        self._watch: dict[str, tuple[int, sqlite3.Connection]] = {}  # store → (inode, connection held open)
         self._index_at: tuple[int, int] | None = None  # (inode, bytes of index.jsonl read); (0, 0): no file
         self._runs: dict[str, Run] = {}
         self._index: dict[str, dict[str, Any]] = {}  # index lines by id
@@ -115,27 +104,53 @@ class Catalog:
         self._options: tuple[int, dict[str, list[str]]] | None = None
 
     def refresh(self) -> None:
-        """Bring the copy up to date with PLANNER_HOME; call with the lock held."""
-        rebuild = False
-        runs = _stamp(self.home, "runs.sqlite", "runs.sqlite-wal")
+        """Bring the copy up to date with PLANNER_HOME; call with the lock held. After the first load only the
+        rows that changed are rewritten: a new run, a status, an appended index line, a portfolio's result."""
+        first = self._index_at is None
+        changed: set[str] = set()
+        runs = self._stamp("runs.sqlite", "the run store")
         if self._stamps.get("runs") != runs:
-            self._runs = {r[0]: r for r in self._read("runs.sqlite", "the run store", _RUNS_SQL)}
-            self._stamps["runs"], rebuild = runs, True
-        portfolios = _stamp(self.home, "portfolios.sqlite", "portfolios.sqlite-wal")
+            fresh = {r[0]: r for r in self._read("runs.sqlite", "the run store", _RUNS_SQL)}
+            changed |= {i for i, row in fresh.items() if self._runs.get(i) != row} | (self._runs.keys() - fresh.keys())
+            self._runs, self._stamps["runs"] = fresh, runs
+        portfolios = self._stamp("portfolios.sqlite", "the portfolio store")
         if self._stamps.get("portfolios") != portfolios:
+            before = self._links
             self._load_portfolios()
-            self._stamps["portfolios"], rebuild = portfolios, True
+            changed |= {i for i in before.keys() | self._links.keys() if before.get(i) != self._links.get(i)}
+            self._stamps["portfolios"] = portfolios
+            self.version += 1  # a portfolio's status or counts may have changed even when no link did
         appended = self._load_index()
-        if rebuild or appended is None:
+        if first or appended is None:
             self._write(self._runs.keys() | self._index.keys(), replace=True)
-        elif appended:
-            self._write(appended, replace=False)
-        changed = rebuild or appended != []
-        self.version += changed | self._check_running()
+        elif changed or appended:
+            self._write(changed | set(appended), replace=False)
+        self.version += bool(first or appended is None or changed or appended) | self._check_running()
+
+    def _stamp(self, name: str, what: str) -> Stamp:
+        """Changes whenever another process commits to the store: SQLite's data_version on a connection kept
+        open (file times can miss two commits within one clock tick), and the file's inode (replaced)."""
+        path = self.home / name
+        try:
+            inode = path.stat().st_ino
+        except OSError:
+            self._watch.pop(name, None)
+            return (None,)
+        held = self._watch.get(name)
+        if held is None or held[0] != inode:
+            db = open_readonly(path, f"{what} under {self.home}")
+            if db is None:
+                return (None,)
+            held = self._watch[name] = (inode, db)
+        try:
+            version = held[1].execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise EnvironmentProblem(f"cannot read {what} under {self.home}: {exc}") from None
+        return ((inode, version, 0),)
 
     def _write(self, ids: Iterable[str], replace: bool) -> None:
         """(Re)write the rows of `ids`; `replace`: every row, the table emptied first."""
-        rows = []
+        rows, ids = [], list(ids)
         for run_id in ids:
             run, line = self._runs.get(run_id), self._index.get(run_id)
             if run is not None:
@@ -149,8 +164,8 @@ class Catalog:
             if replace:
                 self.db.execute("DROP INDEX IF EXISTS base_started")  # rebuilt once below, not per insert
                 self.db.execute("DELETE FROM base")
-            else:
-                self.db.executemany("DELETE FROM base WHERE id = ?", ((row[0],) for row in rows))
+            else:  # a removed run (or record) has no row to insert: its old row goes all the same
+                self.db.executemany("DELETE FROM base WHERE id = ?", ((run_id,) for run_id in ids))
             self.db.executemany("INSERT INTO base VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             if replace:
                 self.db.execute(_INDEX)
