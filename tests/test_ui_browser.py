@@ -135,3 +135,56 @@ def test_export_html_works_offline(ui: UIHome, server: str, page: Any, tmp_path:
     assert page.locator("#provenance tbody tr:visible").count() == 1
     assert all(url.startswith("file://") for url in requests), requests
     page.screenshot(path=str(tmp_path / "export.png"), full_page=True)
+
+
+def _tokens(page: Any) -> list[int]:
+    return [int(t.split("/")[0]) for t in page.locator("#runs tbody tr td:nth-child(8)").all_inner_texts()]
+
+
+def test_sort_the_runs_list_by_tokens(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{server}/runs")
+    page.click("#runs a.sort[data-sort=tokens]")
+    page.wait_for_url("**/runs?sort=tokens")  # descending: the default order, left out of the link
+    most_first = _tokens(page)
+    assert len(most_first) == 3 and most_first == sorted(most_first, reverse=True)
+    assert "▼" in page.inner_text("#runs th[aria-sort=descending]")
+    page.click("#runs a.sort[data-sort=tokens]")  # again: the other way round
+    page.wait_for_url("**/runs?sort=tokens&order=asc")
+    assert _tokens(page) == sorted(most_first)
+    page.select_option("select[name=task_class]", "readme-title")  # a filter keeps the sort
+    page.wait_for_url("**task_class=readme-title**")
+    assert "sort=tokens" in page.url and page.locator("#runs tbody tr").count() == 2
+    page.screenshot(path=str(tmp_path / "runs-sorted.png"), full_page=True)
+
+
+def test_preview_a_bundle(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:
+    widget = str((ui.home.parent / "widget").resolve())
+    page.goto(f"{server}/task-classes")
+    page.select_option("#preview-form select[name=task_class]", "readme-title")
+    page.select_option("#preview-form select[name=repo]", widget)
+    page.click("#preview-button")
+    page.wait_for_url("**/task-classes/preview?**")
+    assert page.inner_text("#preview-repo") == widget
+    text = page.inner_text("#bundle-text")
+    assert "# old title" in text and "<script>alert('pwned')</script>" in text  # shown as text, not run
+    denied = page.locator('#provenance tr[data-status="denied"]').all_inner_texts()
+    assert len(denied) == 1 and ".env" in denied[0] and "rule:" in denied[0] and SECRET not in denied[0]
+    assert "tokens" in page.inner_text("#preview-totals")
+    page.screenshot(path=str(tmp_path / "preview.png"), full_page=True)
+
+
+def test_a_running_run_page_follows_the_run(ui: UIHome, server: str, page: Any) -> None:
+    from planner.runs import RunStore
+
+    store = RunStore(ui.home)  # this process owns the run, so it reads as running until its status is set
+    store.create("20990101-000000-b10e00", "readme-title", str(ui.home), {}, {})
+    try:
+        page.goto(f"{server}/runs/20990101-000000-b10e00")
+        assert page.inner_text("#run-status") == "running" and page.is_visible("#live")
+        store.set_status("20990101-000000-b10e00", "failed")  # what finalize does when the run ends
+        page.wait_for_function("document.getElementById('run-status').textContent === 'failed'", timeout=10_000)
+        assert not page.locator("#live").count()  # reloaded once, and no longer polling
+    finally:
+        store.db.execute("DELETE FROM runs WHERE id = ?", ("20990101-000000-b10e00",))  # type: ignore[union-attr]
+        store.db.commit()  # type: ignore[union-attr]
+        store.close()

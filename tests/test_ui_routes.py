@@ -3,6 +3,7 @@ read-only, paths that try to leave PLANNER_HOME, and bad input as a page with on
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from ui_support import IMG, SCRIPT, SECRET, UIHome, populate, snapshot
 
 from planner.cli import app as cli_app
-from planner.ui import views
+from planner.ui import runlist
 from planner.ui.app import create_app
 from planner.ui.home import Home, NotFound
 
@@ -71,7 +72,7 @@ def test_runs_page_lists_newest_first_with_the_columns(ui: UIHome, client: TestC
 
 
 def test_runs_page_paginates(ui: UIHome, client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(runlist, "PAGE_SIZE", 2)
     first, second = client.get("/runs").text, client.get("/runs", params={"page": 2}).text
     shown = [re.findall(r'data-id="([^"]+)"', page) for page in (first, second)]
     # Newest first (ids start with the start time; runs of the same second by id, as `planner runs list`).
@@ -163,10 +164,13 @@ def test_task_classes_and_learning_pages(ui: UIHome, client: TestClient) -> None
 
 
 def test_no_route_writes_and_none_accepts_a_change(ui: UIHome, client: TestClient) -> None:
+    gc.collect()  # the dispatches' own checkpointer connections: closed now (a close checkpoints the WAL), not mid-test
     before = snapshot(ui.home)
     for url in PAGES + run_pages(ui):
         client.get(url)
-    assert snapshot(ui.home) == before
+    after = snapshot(ui.home)
+    assert after == before, {k: (before.get(k), after.get(k)) for k in before.keys() | after.keys()
+                             if before.get(k) != after.get(k)}
     assert client.post("/runs").status_code == 405 and client.delete(f"/api/runs/{ui.llm}").status_code == 405
 
 
@@ -177,7 +181,15 @@ def test_a_running_run_shows_live_progress(ui: UIHome, client: TestClient) -> No
     store.create("20990101-000000-11fe00", "readme-title", str(ui.home), {}, {})
     try:
         body = client.get("/runs/20990101-000000-11fe00").text
-        assert 'http-equiv="refresh"' in body and "Running" in body and "No work items yet" in body
+        # no page-wide refresh: the page polls a small JSON fragment and reloads only when a node finished
+        assert 'http-equiv="refresh"' not in body and "Running" in body and "No work items yet" in body
+        assert '"/api/runs/20990101-000000-11fe00/progress"' in body and 'data-nodes="0"' in body
+        progress = client.get("/api/runs/20990101-000000-11fe0/progress").json()  # a prefix works, as elsewhere
+        assert progress["id"] == "20990101-000000-11fe00" and progress["status"] == "running"
+        assert progress["nodes_done"] == [] and progress["updated_at"]
+        finished = client.get(f"/api/runs/{ui.llm}/progress").json()
+        assert finished["status"] == "succeeded" and finished["nodes_done"] == []
+        assert client.get("/api/runs/20990101-000000-abcdef/progress").status_code == 404
     finally:
         store.db.execute("DELETE FROM runs WHERE id = ?", ("20990101-000000-11fe00",))  # type: ignore[union-attr]
         store.db.commit()  # type: ignore[union-attr]

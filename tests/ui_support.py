@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from fake_llm import fake_planner
 
 from planner.config import Settings
 from planner.dispatch import dispatch
+from planner.portfolio import coordinator
+from planner.portfolio.execute import execute
+from planner.portfolio.model import Job, Result
+from planner.portfolio.store import PortfolioStore
 
 SCRIPT = "<script>alert('pwned')</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -106,6 +111,62 @@ def populate(root: Path, monkeypatch: pytest.MonkeyPatch) -> UIHome:
 
 
 def snapshot(home: Path) -> dict[str, str]:
-    """Every file under PLANNER_HOME with its sha256. SQLite's -shm is its readers' lock index, not data."""
+    """Every file under PLANNER_HOME with its sha256. SQLite's -shm is its readers' lock index, not data, and
+    a read-only reader of a WAL database whose writer has closed may leave an empty -wal (no data either)."""
     return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(home.rglob("*")) if p.is_file() and not p.name.endswith("-shm")}
+            for p in sorted(home.rglob("*")) if p.is_file() and not p.name.endswith("-shm")
+            and not (p.name.endswith("-wal") and p.stat().st_size == 0)}
+
+
+@dataclass
+class PortfolioHome:
+    settings: Settings
+    env: dict[str, str]
+    portfolio: str
+    members: list[str]  # the portfolio's runs
+    alone: str  # a run outside any portfolio
+
+    @property
+    def home(self) -> Path:
+        return self.settings.home
+
+
+class InProcess:
+    """A portfolio engine that runs each job in this process. Coordinator, store, dispatch and runs are the real
+    ones; only the process pool is left out (the tests stay quick on two cores)."""
+
+    name = "in-process"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def run(self, jobs: list[Job], on_start: Callable[[Job, str | None], None],
+            on_result: Callable[[Result], None]) -> None:
+        for job in jobs:
+            on_start(job, None)
+            on_result(execute(job, self.settings, shipping=False))
+
+
+def populate_portfolio(root: Path, monkeypatch: pytest.MonkeyPatch) -> PortfolioHome:
+    """A real portfolio of two vulnerable repositories (one named with HTML) and one run outside it."""
+    env = {"PLANNER_HOME": str(root / "planner-home")}
+    monkeypatch.setenv("PLANNER_HOME", env["PLANNER_HOME"])
+    for name in ("PLANNER_TASK_CLASS_PATH", "PLANNER_ADVISORIES", "PLANNER_REDIS_URL", "PLANNER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings.from_env()
+    shop = {"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n\nrequests.get('https://x.org')\n"}
+    for name in ("shop-a", f"shop-{IMG}"):  # a repository path is repo-derived text too
+        _repo(root / "fleet" / name, shop)
+    advisories = str(_advisories(root / "advisories"))
+    spec = coordinator.create(settings, "vulnerability-remediation", root / "fleet", {}, [advisories], False,
+                              "local", 1)
+    coordinator.run(settings, spec, InProcess(settings), lambda kind, data: None)
+    store = PortfolioStore(settings.home)
+    try:
+        members = [e.result.run_id for e in store.entries(spec.id) if e.result and e.result.run_id]
+    finally:
+        store.close()
+    assert len(members) == 2, members
+    alone = dispatch(settings, "vulnerability-remediation", _repo(root / "alone", shop), {},
+                     {"advisories": advisories})
+    return PortfolioHome(settings, env, spec.id, members, alone["run_id"])

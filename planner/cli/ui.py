@@ -26,11 +26,13 @@ def ui_command(
     """Browse runs, provenance, task classes and learning in a browser (read-only)."""
     import uvicorn
 
-    from planner.ui.app import create_app
+    from planner.ui.app import create_app, warm
 
     settings = Settings.from_env()
     if not _loopback(host):
         sys.stderr.write(f"warning: binding {host}: anyone who can reach it can read these runs\n")
     # plain writes: a console would wrap the URL at 80 columns
     sys.stderr.write(f"planner ui: http://{host}:{port}/runs  (PLANNER_HOME {settings.home}; Ctrl-C stops)\n")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    app = create_app(settings)
+    warm(app)  # templates compiled, the checkpoint reader imported, the runs list loaded: before the first request
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
@@ -20,10 +21,13 @@ from planner.errors import EnvironmentProblem, PlannerError
 from planner.queries import task_class_rows
 from planner.runs import show_payload
 from planner.telemetry import MIN_RUNS, Telemetry
+from planner.ui.catalog import Catalog
 from planner.ui.compare import compare
 from planner.ui.home import Home, NotFound
-from planner.ui.render import render
-from planner.ui.views import RunFilters, run_page, runs_page, source
+from planner.ui.preview import gathered_repos, input_names, parse_inputs, preview
+from planner.ui.render import environment, render
+from planner.ui.runlist import RunFilters, api_portfolios, api_rows, runs_page
+from planner.ui.views import progress, run_page, source
 
 
 def _error(request: Request, status: int, title: str, message: str) -> Response:
@@ -43,6 +47,12 @@ def _install_errors(app: FastAPI) -> None:
     async def planner_error(request: Request, exc: PlannerError) -> Response:
         status = 503 if isinstance(exc, EnvironmentProblem) else 400
         return _error(request, status, "Cannot show this", exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
+        return _error(request, 400, "Bad request", f"{where}: {first.get('msg', 'invalid value')}")
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -64,21 +74,23 @@ def export_html(settings: Settings, run_id: str) -> str:
     return render("run.html", r=run_page(Home(settings.home), run_id), export=True, exported_at=stamp)
 
 
-def _add_pages(app: FastAPI, settings: Settings, home: Home) -> None:
+def _add_pages(app: FastAPI, settings: Settings, home: Home, catalog: Catalog) -> None:
     @app.get("/", include_in_schema=False)
     def index() -> RedirectResponse:
         return RedirectResponse("/runs")
 
     @app.get("/runs", response_class=HTMLResponse)
     def runs(status: str | None = None, task_class: str | None = None, repo: str | None = None,
-             kind: str | None = None, page: int = 1) -> HTMLResponse:
-        filters = RunFilters(status=status, task_class=task_class, repo=repo, kind=kind, page=max(1, page))
-        return _page("runs.html", page=runs_page(home, filters))
+             kind: str | None = None, sort: str | None = None, order: str | None = None, flat: bool = False,
+             page: int = 1) -> HTMLResponse:
+        filters = RunFilters.parse(status=status, task_class=task_class, repo=repo, kind=kind, sort=sort,
+                                   order=order, flat=flat, page=max(1, page))
+        return _page("runs.html", page=runs_page(home, catalog, filters))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str) -> HTMLResponse:
         data = run_page(home, run_id)
-        return _page("run.html", r=data, live=data["live"])
+        return _page("run.html", r=data)
 
     @app.get("/runs/{run_id}/export.html", response_class=HTMLResponse)
     def export(run_id: str) -> HTMLResponse:
@@ -93,7 +105,14 @@ def _add_pages(app: FastAPI, settings: Settings, home: Home) -> None:
         registry = service.registry(settings)
         rows = task_class_rows(registry)
         tccms = {r["task_class"]: registry.get(r["task_class"]) for r in rows if r["valid"]}
-        return _page("task_classes.html", rows=rows, tccms=tccms)
+        return _page("task_classes.html", rows=rows, tccms=tccms, repos=gathered_repos(settings, catalog),
+                     inputs={name: input_names(t) for name, t in tccms.items()})
+
+    @app.get("/task-classes/preview", response_class=HTMLResponse)
+    def preview_page(task_class: str, repo: str, inputs: str = "") -> HTMLResponse:
+        shown = preview(settings, catalog, task_class, repo, parse_inputs(inputs))
+        return _page("preview.html", p=shown, inputs_text=inputs,
+                     names=input_names(service.task_class(settings, task_class)))
 
     @app.get("/learn", response_class=HTMLResponse)
     def learn(task_class: str | None = None) -> HTMLResponse:
@@ -115,13 +134,29 @@ def _learn(settings: Settings, task_class: str | None) -> list[dict[str, Any]]:
         telemetry.close()
 
 
-def _add_api(app: FastAPI, settings: Settings, home: Home) -> None:
+def _add_api(app: FastAPI, settings: Settings, home: Home, catalog: Catalog) -> None:
     @app.get("/api/runs")
     def api_runs(status: str | None = None, task_class: str | None = None, repo: str | None = None,
-                 kind: str | None = None) -> list[dict[str, Any]]:
-        """`planner runs list --json`, optionally filtered."""
-        filters = RunFilters(status=status, task_class=task_class, repo=repo, kind=kind)
-        return filters.pick(home.all_rows()[0])
+                 kind: str | None = None, sort: str | None = None, order: str | None = None) -> list[dict[str, Any]]:
+        """`planner runs list --json` (oldest first), optionally filtered, or sorted as the runs page sorts."""
+        filters = RunFilters.parse(status=status, task_class=task_class, repo=repo, kind=kind, sort=sort, order=order)
+        return api_rows(catalog, filters, cli_order=sort is None and order is None)
+
+    @app.get("/api/portfolios")
+    def api_portfolio_list() -> list[dict[str, Any]]:
+        """`planner portfolio list --json`, each portfolio with its runs and their totals by status."""
+        return api_portfolios(catalog)
+
+    @app.get("/api/runs/{run_id}/progress")
+    def api_progress(run_id: str) -> dict[str, Any]:
+        """What a running run's page polls: its status and the nodes finished so far."""
+        return progress(home, run_id)
+
+    @app.get("/api/task-classes/preview")
+    def api_preview(task_class: str, repo: str, inputs: str = "") -> dict[str, Any]:
+        """`planner bundle TASK_CLASS --repo REPO --json`, except that nothing is recorded (no record_path)."""
+        shown = preview(settings, catalog, task_class, repo, parse_inputs(inputs))
+        return {**shown.record, "text": shown.text}
 
     @app.get("/api/runs/{run_id}")
     def api_run(run_id: str) -> dict[str, Any]:
@@ -154,9 +189,22 @@ def _add_api(app: FastAPI, settings: Settings, home: Home) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
-    home = Home(settings.home)
+    home, catalog = Home(settings.home), Catalog(settings.home)
     app = FastAPI(title="tccm-planner", docs_url=None, redoc_url=None, openapi_url=None)
     _install_errors(app)
-    _add_pages(app, settings, home)
-    _add_api(app, settings, home)
+    _add_pages(app, settings, home, catalog)
+    _add_api(app, settings, home, catalog)
+    app.state.catalog = catalog
     return app
+
+
+def warm(app: FastAPI | None = None) -> None:
+    """What a first request would otherwise pay: compile every template, import the checkpoint reader and (given
+    the app) load the runs list's SQL copy. `planner ui` calls it before it listens."""
+    env = environment()
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)
+    import langgraph.checkpoint.sqlite  # noqa: F401 - read_state imports it on a run page
+
+    if app is not None:
+        app.state.catalog.read(lambda db: None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,10 @@ from pydantic import BaseModel
 
 from planner.errors import PlannerError
 from planner.provenance import ProvenanceRecord, ProvenanceStore, index_summary
-from planner.queries import run_rows
-from planner.runs import RunStore, live_status, read_state
+from planner.runs import RunStore, read_state
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")  # run ids are like 20261121-202631-f1699d
 SUMMARY_KEYS = ("commit", "items", "llm_calls", "cost_usd")
-
-
-Rows = tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
 
 
 class NotFound(PlannerError):
@@ -65,64 +60,18 @@ def check_id(run_id: str) -> str:
     return run_id
 
 
-def _duration(row: dict[str, Any] | None) -> float | None:
-    if not row or row["status"] in ("running", "interrupted"):
-        return None
-    start, end = datetime.fromisoformat(row["created_at"]), datetime.fromisoformat(row["updated_at"])
-    return (end - start).total_seconds()
-
-
 class Home:
     """PLANNER_HOME, read-only."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._cache: tuple[tuple[Any, ...], Rows] | None = None
 
-    def _stamp(self) -> tuple[tuple[int, int, int] | None, ...]:
-        """Changes whenever a run is created or changes status (runs.sqlite and its WAL) or a record is
-        appended (index.jsonl)."""
-        stamps = []
-        for name in ("runs.sqlite", "runs.sqlite-wal", "runs/index.jsonl"):
-            try:
-                st = (self.path / name).stat()
-            except OSError:
-                stamps.append(None)
-                continue
-            stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
-        return tuple(stamps)
-
-    def _load(self) -> Rows:
-        store = RunStore(self.path, readonly=True)
-        try:
-            runs = store.summaries(keep_pid=True)
-        finally:
-            store.close()
-        index = ProvenanceStore(self.path).list()
-        return run_rows(runs, index), {r["id"]: r for r in runs}, {r["id"]: r for r in index}
-
-    def all_rows(self) -> Rows:
-        """(CLI-shaped rows oldest first, runs table rows by id, index lines by id). Parsed once per change of
-        the stores, so a page over 10,000 runs does not re-read them all; a running run's status is checked
-        against its process on every call, as the CLI does."""
-        stamp = self._stamp()
-        cached = self._cache
-        if cached is None or cached[0] != stamp:
-            cached = self._cache = (stamp, self._load())
-        rows, runs, index = cached[1]
-        running = {r["id"] for r in runs.values() if r["status"] == "running"}
-        if not running:
-            return rows, runs, index
-        live = {i: live_status("running", runs[i]["pid"]) for i in running}
-        return [{**r, "status": live[r["id"]]} if r["id"] in live else r for r in rows], runs, index
-
-    def run_row(self, row: dict[str, Any], run: dict[str, Any] | None, summary: dict[str, Any] | None) -> RunRow:
-        """The runs page line: the CLI row, plus what the index (or, for older lines, the record) knows."""
-        summary = dict(summary or {})
-        if summary and any(k not in summary for k in SUMMARY_KEYS):
-            summary.update(self._summary(summary["id"]) or {})
-        picked = {k: summary.get(k) for k in ("tokens", "max_tokens", *SUMMARY_KEYS)}
-        return RunRow(**row, **picked, duration_s=_duration(run))
+    def run_row(self, data: dict[str, Any]) -> RunRow:
+        """The runs page line from the runs list's SQL row; a row whose index line predates the summary
+        columns (`complete` = 0) takes them from the run's record."""
+        if not data.pop("complete", 1) and (found := self._summary(data["id"])):
+            data.update({k: data.get(k) if data.get(k) is not None else v for k, v in found.items()})
+        return RunRow(**data)
 
     def _summary(self, run_id: str) -> dict[str, Any] | None:
         path = self.path / "runs" / f"{run_id}.json"

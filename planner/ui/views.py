@@ -1,61 +1,13 @@
-"""What each page shows, as plain data: the runs list and one run (from its record, or live from its checkpoint)."""
+"""What a run page shows, as plain data: one run (from its record, or live from its checkpoint)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
-from pydantic import BaseModel, Field
+from planner.ui.home import Home, NotFound, ledger
 
-from planner.ui.home import Home, NotFound, RunRow, ledger
-
-PAGE_SIZE = 50
-FILTERS = ("status", "task_class", "repo", "kind")
 BAND_ORDER = ("must_read", "bootstrap", "should_read", "may_read")
-
-
-class RunFilters(BaseModel):
-    status: str | None = None
-    task_class: str | None = None
-    repo: str | None = None
-    kind: str | None = None
-    page: int = Field(default=1, ge=1)
-
-    def active(self) -> list[tuple[str, str]]:
-        return [(f, value) for f in FILTERS if (value := getattr(self, f))]
-
-    def pick(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        active = self.active()
-        return [r for r in rows if all(r.get(f) == v for f, v in active)] if active else list(rows)
-
-    def query(self, **changes: Any) -> str:
-        """The query string of these filters with `changes` (for pagination links)."""
-        from urllib.parse import urlencode
-
-        values = {**self.model_dump(), **changes}
-        return urlencode({k: v for k, v in values.items() if v and not (k == "page" and v == 1)})
-
-
-class RunsPage(BaseModel):
-    rows: list[RunRow]
-    total: int
-    page: int
-    pages: int
-    filters: RunFilters
-    options: dict[str, list[str]]
-
-
-def runs_page(home: Home, filters: RunFilters) -> RunsPage:
-    """Newest first, filtered, one page of PAGE_SIZE; only the shown rows are enriched."""
-    rows, runs, index = home.all_rows()
-    options = {f: sorted({r[f] for r in rows} - {None, ""}) for f in FILTERS}
-    picked = filters.pick(rows[::-1])
-    pages = max(1, -(-len(picked) // PAGE_SIZE))
-    page = min(filters.page, pages)
-    shown = picked[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
-    return RunsPage(rows=[home.run_row(r, runs.get(r["id"]), index.get(r["id"])) for r in shown],
-                    total=len(picked), page=page, pages=pages, filters=filters.model_copy(update={"page": page}),
-                    options=options)
 
 
 def _from_state(state: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +73,7 @@ def tokens_text(entry: dict[str, Any]) -> str:
     return str(tokens) if tokens else ""
 
 
-def _entry_rows(src: dict[str, Any]) -> list[tuple[str, ...]]:
+def entry_rows(src: dict[str, Any]) -> list[tuple[str, ...]]:
     rows = [_entry_row(e, "run") for e in src.get("entries") or []]
     for bundle in src.get("item_bundles") or []:
         rows += [_entry_row(e, bundle["item"]) for e in bundle.get("entries") or []]
@@ -149,7 +101,7 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
     """Everything the run page shows; NotFound for an id that is neither a run nor a bundle build."""
     full, run, state, src = source(home, run_id)
     status = run["status"] if run else src["status"]
-    entries = _entry_rows(src)
+    entries = entry_rows(src)
     calls = src.get("llm_calls") or ledger(home.artifact(full, "ledger.json"))
     return {
         "id": full, "run": run, "kind": "run" if run else "bundle", "status": status, "src": src,
@@ -169,3 +121,15 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
 
 def _band_key(band: str) -> int:
     return BAND_ORDER.index(band) if band in BAND_ORDER else len(BAND_ORDER)
+
+
+def progress(home: Home, run_id: str) -> dict[str, Any]:
+    """A run's status and finished nodes: what its page polls while it runs (small, so polling is cheap)."""
+    full = home.resolve(run_id)
+    run = home.run(full)
+    if run is None:  # a bundle build: recorded whole, nothing to follow
+        record = home.record(full)
+        return {"id": full, "status": record.status if record else "unknown", "nodes_done": [], "updated_at": None}
+    state = home.state(full) if run["status"] == "running" else {}
+    return {"id": full, "status": run["status"], "nodes_done": state.get("nodes_done", []),
+            "updated_at": run["updated_at"]}
