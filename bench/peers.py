@@ -75,7 +75,9 @@ def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | Non
 
 
 def ours_env(home: Path, index: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_")}
+    # PYTHONDONTWRITEBYTECODE (set on some sandboxes) would make every run compile the project from source;
+    # an installed tool, like the peers' installs, runs from bytecode.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_") and k != "PYTHONDONTWRITEBYTECODE"}
     return {**env, "PLANNER_HOME": str(home), "PLANNER_ADVISORY_INDEX": str(index), "PYTHONPATH": str(ROOT)}
 
 
@@ -129,6 +131,8 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
             for cache in tree.glob(".aider.tags.cache*"):  # its tag cache: remove it, so each run is cold
                 shutil.rmtree(cache, ignore_errors=True)
     ours_tokens = context_tokens(home, tree)
+    for task_class, tokens in bundle_tokens(home, tree).items():
+        print(f"  {task_class} bundle {tokens:,} tokens = {100 * tokens / ours_tokens:.1f} % of the full RepoContext")
     packed = work / "packed.xml"
     if packed.is_file():
         packed_tokens = context_tokens_of_text(packed)
@@ -136,6 +140,24 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
     else:
         print(f"  full RepoContext {ours_tokens:,} tokens")
     return times
+
+
+BUNDLES = """
+import dataclasses, sys
+from pathlib import Path
+from planner import service
+from planner.config import Settings
+settings = dataclasses.replace(Settings.from_env(), home=Path(sys.argv[1]), redis_url=None)
+for name, key in (("vulnerability-remediation", "package"), ("distroless-migration", "dockerfile")):
+    bundle, _, _ = service.build_bundle(settings, name, Path(sys.argv[2]), {}, per_item=frozenset({key}))
+    print(name, bundle.totals.tokens)
+"""
+
+
+def bundle_tokens(home: Path, tree: Path) -> dict[str, int]:
+    """Tokens of each shipped class's run-level bundle (what dispatch builds before the items' own)."""
+    out = timed([sys.executable, "-c", BUNDLES, str(home), str(tree)], {**os.environ, "PYTHONPATH": str(ROOT)}, ROOT)[1]
+    return {line.split()[0]: int(line.split()[1]) for line in out.splitlines() if line.strip()}
 
 
 def context_tokens_of_text(path: Path) -> int:
