@@ -24,14 +24,9 @@ def error_line(message: str) -> None:
 
 def parse_inputs(pairs: list[str]) -> dict[str, str]:
     from planner.errors import PlannerError
+    from planner.inputs import parse_pairs
 
-    inputs: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        name = name.strip()
-        if not sep or not name or not name.replace("_", "a").isalnum():
-            raise PlannerError(f"--input {pair!r}: expected NAME=VALUE")
-        if name in inputs:
-            raise PlannerError(f"--input {name!r} given twice")
-        inputs[name] = value.strip()
-    return inputs
+    try:
+        return parse_pairs(pairs, "--input")
+    except ValueError as exc:
+        raise PlannerError(str(exc)) from None

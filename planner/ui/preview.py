@@ -20,6 +20,7 @@ from planner import service
 from planner.bundle import build, open_view
 from planner.config import Settings
 from planner.errors import PlannerError
+from planner.inputs import parse_pairs
 from planner.provenance import record_for
 from planner.tccm.model import BANDS, TCCM, input_refs
 from planner.ui.catalog import Catalog
@@ -69,17 +70,10 @@ def input_names(tccm: TCCM) -> list[str]:
 
 def parse_inputs(text: str) -> dict[str, str]:
     """NAME=VALUE, one a line (or separated by `;`), as `planner bundle -i NAME=VALUE`."""
-    inputs: dict[str, str] = {}
-    for line in text.replace(";", "\n").splitlines():
-        if not line.strip():
-            continue
-        name, sep, value = line.partition("=")
-        name = name.strip()
-        if not sep or not name or not name.replace("_", "a").isalnum():
-            raise BadPreview(f"input {line.strip()!r}: expected NAME=VALUE")
-        if name in inputs:
-            raise BadPreview(f"input {name!r} given twice")
-        inputs[name] = value.strip()
+    try:
+        inputs = parse_pairs(line for line in text.replace(";", "\n").splitlines() if line.strip())
+    except ValueError as exc:
+        raise BadPreview(str(exc)) from None
     if len(inputs) > MAX_INPUTS:
         raise BadPreview(f"{len(inputs)} inputs: at most {MAX_INPUTS}")
     return inputs
