@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repocontext.home import planner_home
+
 BUILTIN_TASK_CLASS_DIR = Path(__file__).resolve().parent.parent / "task-class-contexts"
 
 
@@ -32,7 +34,7 @@ class Settings:
     def from_env(cls) -> Settings:
         env = os.environ
         return cls(
-            home=Path(env.get("PLANNER_HOME") or ".planner").expanduser(),
+            home=planner_home(),
             # precedence: the first directory defining a task class wins, so PLANNER_TASK_CLASS_PATH overrides
             # the built-in classes (and its earlier entries its later ones, as with $PATH)
             task_class_dirs=[*_paths(env.get("PLANNER_TASK_CLASS_PATH")), BUILTIN_TASK_CLASS_DIR],

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 from planner.errors import ExitCode
@@ -123,3 +125,18 @@ def test_unwritable_home_is_a_clear_error(tmp_path: Path, make_repo: Callable[..
     result = run_cli("gather", str(repo), env={"PLANNER_HOME": str(blocker)})
     assert result.returncode == ExitCode.ENVIRONMENT and "cannot write RepoContext" in result.stderr
     _no_traceback(result.stderr)
+
+
+def test_default_home_is_outside_the_repository(tmp_path: Path, make_repo: Callable[..., Path],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PLANNER_HOME, running from a repository's root writes nothing into it: state goes to the
+    user's state folder ($XDG_STATE_HOME/tccm-planner)."""
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    monkeypatch.delenv("PLANNER_HOME", raising=False)
+    state = tmp_path / "state"
+    result = run_cli("gather", ".", env={"XDG_STATE_HOME": str(state), "PLANNER_REDIS_URL": "off"}, cwd=repo)
+    assert result.returncode == 0, result.stderr
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--ignored"], capture_output=True,
+                            text=True, check=True).stdout
+    assert status == ""
+    assert list((state / "tccm-planner" / "repos").iterdir())

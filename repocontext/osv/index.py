@@ -10,7 +10,7 @@ The index answers the lookups the vulnerabilities probe makes (by package, by id
 the advisories they return. What it holds is what `load` made — advisories after the same-id merge, and the
 load issues — so results are the same as loading the sources directly (tested on the real snapshot).
 
-Where: PLANNER_ADVISORY_INDEX, else `$PLANNER_HOME/advisory-index` (default `.planner/advisory-index`).
+Where: PLANNER_ADVISORY_INDEX, else `advisory-index` in the planner's home (repocontext.home).
 An index that cannot be written or read costs only speed: the sources are loaded in memory instead.
 """
 
@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from repocontext.home import planner_home
 from repocontext.osv.db import AdvisoryDB, lookup_names, package_keys
 from repocontext.osv.load import Sources, fingerprint, load
 from repocontext.osv.schema import Advisory, LoadIssue
@@ -47,7 +48,7 @@ def index_dir() -> Path:
     explicit = os.environ.get("PLANNER_ADVISORY_INDEX", "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    return Path(os.environ.get("PLANNER_HOME") or ".planner").expanduser() / "advisory-index"
+    return planner_home() / "advisory-index"
 
 
 def open_db(sources: Sources, stamp: str | None = None) -> AdvisoryDB:
