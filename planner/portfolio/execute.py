@@ -13,6 +13,8 @@ from planner.config import Settings
 from planner.errors import PlannerError
 from planner.portfolio.model import Job, Result, Shipped
 
+ADVISORY_RECHECK_S = 30.0  # a worker re-checks its advisory sources for changes at most this often
+
 
 def options_for(job: Job) -> dict[str, Any]:
     # portfolio_key names the job in the run's options, so a rerun can supersede a killed attempt's run
@@ -68,6 +70,9 @@ def execute(job: Job, settings: Settings, shipping: bool) -> Result:
     coordinator's, so the run's records travel back in the result."""
     from planner.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
 
+    from repocontext.osv.load import hold_fingerprints
+
+    hold_fingerprints(ADVISORY_RECHECK_S)
     started = time.monotonic()
     base = {"repo": job.repo, "key": job.key, "commit": job.commit, "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
