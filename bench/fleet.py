@@ -20,7 +20,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com", 
 
 DOCKERFILE = "FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN pip install --no-cache-dir -r requirements.txt\n" \
              "USER 1000\nCMD [\"python\", \"-m\", \"app\"]\n"
-APP = "import requests\nimport yaml\n\n\ndef fetch(url):\n    return yaml.safe_load(requests.get(url, timeout=5).text)\n"
+APP = ("import requests\nimport yaml\n\n\ndef fetch(url):\n"
+       "    return yaml.safe_load(requests.get(url, timeout=5).text)\n")
 JS_APP = "const _ = require('lodash');\nconst minimist = require('minimist');\n" \
          "module.exports = (argv) => _.pick(minimist(argv), ['name']);\n"
 GO_APP = "package main\n\nimport (\n\t\"fmt\"\n\n\t\"golang.org/x/text/language\"\n)\n\n" \

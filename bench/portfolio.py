@@ -158,7 +158,8 @@ def main() -> None:
         started = time.perf_counter()
         fleet = base / "fleet"
         make_fleet(fleet, args.repos)
-        advisories = [write_advisories(base / "advisories"), PYPA if PYPA.is_dir() else ROOT / "examples" / "advisories"]
+        pypi = PYPA if PYPA.is_dir() else ROOT / "examples" / "advisories"
+        advisories = [write_advisories(base / "advisories"), pypi]
         print(f"{args.repos} repositories generated in {time.perf_counter() - started:.1f} s; advisories: "
               f"{', '.join(str(a) for a in advisories)}; {args.workers} workers; {os.cpu_count()} CPUs", flush=True)
         for engine in args.engines.split(","):

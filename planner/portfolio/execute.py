@@ -69,7 +69,6 @@ def execute(job: Job, settings: Settings, shipping: bool) -> Result:
     """Dispatch the job's task class on its repository. `shipping`: the worker's PLANNER_HOME is not the
     coordinator's, so the run's records travel back in the result."""
     from planner.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
-
     from repocontext.osv.load import hold_fingerprints
 
     hold_fingerprints(ADVISORY_RECHECK_S)
