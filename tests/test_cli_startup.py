@@ -39,6 +39,7 @@ def test_help_and_gather_import_no_graph_stack(home: Path, make_repo: Callable[.
     modules = imported("gather", str(repo))
     assert "repocontext" in modules and "planner" in modules  # it really gathered
     assert not modules & set(HEAVY), modules & set(HEAVY)
+    assert not modules & {"redis", "fakeredis"}  # no PLANNER_REDIS_URL: no hot views to keep, no client
     assert not imported("runs", "list") & set(HEAVY)
 
 
