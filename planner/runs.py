@@ -100,6 +100,19 @@ class RunStore:
             db.execute("UPDATE runs SET status = ?, pid = ?, updated_at = ? WHERE id = ?",
                        (status, os.getpid() if status == "running" else None, _now(), run_id))
 
+    def supersede(self, portfolio_key: str, keep: str) -> list[str]:
+        """Mark `superseded` every other run of one portfolio job (options.portfolio_key) whose process is gone
+        without finishing: a pool process killed mid-run leaves one, and its rerun `keep` replaced it. A run
+        still alive is left alone. Returns the ids marked."""
+        db = self._writable()
+        rows = db.execute("SELECT id, status, pid FROM runs WHERE json_extract(options, '$.portfolio_key') = ? "
+                          "AND id != ?", (portfolio_key, keep)).fetchall()
+        stale = [run_id for run_id, status, pid in rows if live_status(status, pid) == "interrupted"]
+        with db:
+            db.executemany("UPDATE runs SET status = 'superseded', pid = NULL, updated_at = ? WHERE id = ?",
+                           [(_now(), run_id) for run_id in stale])
+        return stale
+
     def _writable(self) -> sqlite3.Connection:
         if self.db is None or self.readonly:
             raise EnvironmentProblem(f"{self.what} was opened read-only")

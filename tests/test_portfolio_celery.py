@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,57 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from celery_helpers import REDIS, VISIBILITY_S, Worker, broker_url, flush
 from conftest import run_cli
 from portfolio_helpers import ADVISORIES, make_fleet
 
 from planner.runs import RunStore
 
-REDIS = os.environ.get("PLANNER_TEST_REDIS_URL")
 pytestmark = pytest.mark.skipif(not REDIS, reason="PLANNER_TEST_REDIS_URL not set (.ci/run starts a redis-server)")
-VISIBILITY_S = "4"  # a job whose worker died comes back this fast
-
-
-def broker_url() -> str:
-    base = (REDIS or "").rsplit("/", 1)[0]
-    return f"{base}/9"
-
-
-class Worker:
-    def __init__(self, home: Path, log: Path) -> None:
-        self.log, self.home = log, home
-        env = {**os.environ, "PLANNER_HOME": str(home), "PLANNER_BROKER_URL": broker_url(),
-               "PLANNER_CELERY_VISIBILITY_TIMEOUT": VISIBILITY_S}
-        env.pop("PLANNER_REDIS_URL", None)
-        with log.open("w") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "planner", "worker", "--loglevel", "INFO"],
-                                         stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and its pool: a machine lost mid-run
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def _flush() -> None:
-    import redis
-
-    redis.Redis.from_url(broker_url()).flushdb()
 
 
 @pytest.fixture
 def workers(tmp_path: Path) -> Iterator[list[Worker]]:
-    _flush()
+    flush()
     pair = [Worker(tmp_path / f"worker{i}-home", tmp_path / f"worker{i}.log") for i in range(2)]
     try:
         deadline = time.monotonic() + 90
@@ -75,7 +35,7 @@ def workers(tmp_path: Path) -> Iterator[list[Worker]]:
     finally:
         for worker in pair:
             worker.stop()
-        _flush()
+        flush()
 
 
 def _coordinator(fleet: Path) -> subprocess.Popen[str]:

@@ -41,7 +41,9 @@ def _progress(as_json: bool, total: list[int]) -> coordinator.Events:
             return
         if kind == "start":
             total[0] = data["jobs"]
-            err_console.print(f"{data['jobs']} repositories to run on the {data['engine']} engine")
+            again = f" ({data['reattached']} still queued or running from before, not sent again)" \
+                if data.get("reattached") else ""
+            err_console.print(f"{data['jobs']} repositories to run on the {data['engine']} engine{again}")
         elif kind == "result":
             done[0] += 1
             err_console.print(f"  [{done[0]}/{total[0]}] {escape(data['repo'])}: {data['status']}")

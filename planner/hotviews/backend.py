@@ -22,18 +22,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # redis-py costs ~0.15 s to import: only a build that uses a backend pays it (see errors())
     import fakeredis
+    import redis
 
 CONNECT_TIMEOUT_S = 0.25
 READ_TIMEOUT_S = 1.0
 DEFAULT_TTL_S = 7 * 24 * 3600
 OFF = frozenset({"off", "none", "0", "false", "disabled"})
-ERRORS: tuple[type[Exception], ...] = (redis.RedisError, OSError)
+
+
+def errors() -> tuple[type[Exception], ...]:
+    """What a failing Redis raises (a client already exists by then, so redis is already imported)."""
+    import redis
+
+    return (redis.RedisError, OSError)
+
 
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
@@ -72,6 +76,10 @@ def reason(exc: BaseException, url: str | None = None) -> str:
 
 
 def _real(url: str) -> redis.Redis:
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     with _lock:
         client = _clients.get(url)
         if client is None:

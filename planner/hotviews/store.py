@@ -13,17 +13,19 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-import redis
 from pydantic import BaseModel
 
 from planner.config import Settings
 from planner.hotviews import naming, slices
-from planner.hotviews.backend import ERRORS, Backend, connect, reason, ttl_seconds
+from planner.hotviews.backend import Backend, connect, errors, reason, ttl_seconds
 from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM
+
+if TYPE_CHECKING:
+    import redis
 
 T = TypeVar("T")
 TEMPLATES = "__templates__"  # field of a slices hash: the keys that were warmed
@@ -93,7 +95,7 @@ class HotViews:
             return None
         try:
             return action(client)
-        except ERRORS as exc:
+        except errors() as exc:
             self.error = reason(exc, self.backend.url)
             return None
 

@@ -43,6 +43,18 @@ def learn(settings: Settings, run_id: str, shipped: Shipped) -> None:
         store.close()
 
 
+def supersede(settings: Settings, result: Result) -> None:
+    """An attempt of this job whose process died (a killed pool process) left an interrupted run here; the
+    recorded run replaces it, so each repository shows one run, not one per attempt."""
+    from planner.runs import RunStore
+
+    runs = RunStore(settings.home)
+    try:
+        runs.supersede(result.key, str(result.run_id))
+    finally:
+        runs.close()
+
+
 def branch_name(spec: Spec) -> str:
     return f"planner/{spec.task_class}/{spec.id}"
 
@@ -78,6 +90,8 @@ def record(settings: Settings, store: PortfolioStore, spec: Spec, result: Result
         return False
     if result.shipped is not None:
         adopt(settings, result.shipped)
+    if result.run_id:
+        supersede(settings, result)
     applied = apply(spec, result)
     if applied is not result:
         store.update_result(spec.id, applied)

@@ -24,8 +24,10 @@ class BrokerDown(Exception):
 class Runner(Protocol):
     name: str
 
+    def live(self, known: dict[str, str]) -> dict[str, str]: ...
+
     def run(self, jobs: list[Job], on_start: Callable[[Job, str | None], None],
-            on_result: Callable[[Result], None]) -> None: ...
+            on_result: Callable[[Result], None], reattach: dict[str, str] | None = None) -> None: ...
 
 
 def engine_name(given: str | None) -> Engine:
@@ -83,9 +85,13 @@ def run(settings: Settings, spec: Spec, runner: Runner, on_event: Events) -> Non
     store = PortfolioStore(settings.home)
     try:
         collect.apply_pending(store, spec)
-        jobs = jobs_for(spec, store.entries(spec.id))
+        entries = store.entries(spec.id)
+        jobs = jobs_for(spec, entries)
+        # resume: a job sent before that is still queued, held by a worker or finished in the backend is
+        # waited for, never sent twice
+        live = runner.live({e.key: e.task_id for e in entries if e.result is None and e.task_id})
         store.set_state(spec.id, "running")
-        on_event("start", {"id": spec.id, "jobs": len(jobs), "engine": runner.name})
+        on_event("start", {"id": spec.id, "jobs": len(jobs), "engine": runner.name, "reattached": len(live)})
 
         def started(job: Job, task_id: str | None) -> None:
             store.mark(spec.id, job.repo, "queued", task_id)
@@ -95,7 +101,7 @@ def run(settings: Settings, spec: Spec, runner: Runner, on_event: Events) -> Non
             on_event("result" if recorded else "duplicate", {"repo": result.repo, "status": result.status})
 
         try:
-            runner.run(jobs, started, finished)
+            runner.run(jobs, started, finished, live)
         except BrokerDown as exc:
             store.set_state(spec.id, "paused", str(exc))
             raise EnvironmentProblem(f"{exc}; portfolio {spec.id} paused — `planner portfolio resume {spec.id}` "

@@ -20,6 +20,7 @@ from planner.portfolio.model import Job, Result
 
 TASK = "planner.portfolio.run"
 POLL_S = 0.5
+BATCH = 500  # task ids per MGET
 _FAST_FAIL = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
 
@@ -46,12 +47,40 @@ def make_app(broker: str) -> Any:
     return app
 
 
+_feed: list[Any] = []  # this worker process's ExampleFeed, made on its first job
+
+
+def _shared_examples(broker: str) -> Any:
+    from planner.portfolio.broker import ExampleFeed, is_redis
+
+    if not _feed and is_redis(broker):
+        _feed.append(ExampleFeed(broker))
+    return _feed[0] if _feed else None
+
+
 def run_task(payload: dict[str, Any]) -> dict[str, Any]:
-    """In a `planner worker`: run one job in this worker's own PLANNER_HOME and ship the run back."""
+    """In a `planner worker`: run one job in this worker's own PLANNER_HOME and ship the run back. Solved
+    examples other workers learned are pulled first, and the ones this run adds are shared after."""
+    from redis.exceptions import RedisError
+
     from planner.config import Settings
+    from planner.portfolio.coordinator import broker_url
     from planner.portfolio.execute import execute
 
-    return execute(Job.model_validate(payload), Settings.from_env(), shipping=True).model_dump(mode="json")
+    settings = Settings.from_env()
+    feed = _shared_examples(broker_url(None))
+    try:
+        if feed is not None:
+            feed.pull(settings.home)
+    except (RedisError, OSError):
+        pass  # sharing is an optimisation: the run goes on with what this worker knows
+    result = execute(Job.model_validate(payload), settings, shipping=True)
+    try:
+        if feed is not None and result.shipped is not None and result.run_id:
+            feed.push(result.run_id, result.shipped.examples)
+    except (RedisError, OSError):
+        pass  # the examples still travel home with the result
+    return result.model_dump(mode="json")
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -78,29 +107,58 @@ class CeleryEngine:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
             raise BrokerDown(f"broker {self._shown()} unreachable ({exc.__class__.__name__}: {detail})") from None
 
+    def live(self, known: dict[str, str]) -> dict[str, str]:
+        """Of `known` (job key → task id sent before), those to wait for rather than send again: a result is
+        in the backend, or the task is still queued or held by a worker in the broker."""
+        from planner.portfolio.broker import is_redis, live_task_ids
+
+        if not known:
+            return {}
+        if not is_redis(self.broker):
+            return {}  # no way to look into the queue: send again (results are recorded once anyway)
+        in_broker = self._io(lambda: live_task_ids(self.broker))
+        ready = self._ready(list(known.values()))
+        return {key: task_id for key, task_id in known.items() if task_id in in_broker or task_id in ready}
+
     def run(self, jobs: list[Job], on_start: Callable[[Job, str | None], None],
-            on_result: Callable[[Result], None]) -> None:
+            on_result: Callable[[Result], None], reattach: dict[str, str] | None = None) -> None:
+        """Send `jobs` (a job whose key is in `reattach` is already live under that task id: it is waited
+        for, not sent again) and hand each result to `on_result` as it arrives."""
         self._io(lambda: self.app.connection_for_write().ensure_connection(max_retries=1))
-        waiting = {}
+        waiting: dict[str, Job] = {}
         for job in jobs:
-            async_result = self._io(lambda job=job: self.app.send_task(TASK, args=[job.model_dump(mode="json")]))
-            waiting[async_result.id] = (job, async_result)
-            on_start(job, async_result.id)
+            task_id = (reattach or {}).get(job.key)
+            if task_id is None:
+                task_id = self._io(lambda job=job: self.app.send_task(TASK, args=[job.model_dump(mode="json")])).id
+                on_start(job, task_id)
+            waiting[task_id] = job
         self._collect(waiting, on_result)
 
-    def _collect(self, waiting: dict[str, tuple[Job, Any]], on_result: Callable[[Result], None]) -> None:
+    def _ready(self, task_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Task id → result meta for those finished, in one MGET per batch (not one request per task)."""
+        from celery import states
+
+        backend, found = self.app.backend, {}
+        for start in range(0, len(task_ids), BATCH):
+            batch = task_ids[start:start + BATCH]
+            values = self._io(lambda b=batch: backend.mget([backend.get_key_for_task(t) for t in b]))
+            for task_id, value in zip(batch, values, strict=True):
+                if value is not None:
+                    meta = backend.decode_result(value)
+                    if meta["status"] in states.READY_STATES:
+                        found[task_id] = meta
+        return found
+
+    def _collect(self, waiting: dict[str, Job], on_result: Callable[[Result], None]) -> None:
         while waiting:
-            for task_id in list(waiting):
-                job, async_result = waiting[task_id]
-                if not self._io(async_result.ready):
-                    continue
-                del waiting[task_id]
-                if self._io(async_result.successful):
-                    on_result(Result.model_validate(self._io(lambda r=async_result: r.result)))
+            for task_id, meta in self._ready(list(waiting)).items():
+                job = waiting.pop(task_id)
+                if meta["status"] == "SUCCESS":
+                    on_result(Result.model_validate(meta["result"]))
                 else:
                     on_result(Result(repo=job.repo, key=job.key, commit=job.commit, status="error", exit_code=5,
-                                     error=f"worker raised {async_result.result!r}"))
-                self._io(async_result.forget)
+                                     error=f"worker raised {meta.get('result')!r}"))
+                self._io(lambda t=task_id: self.app.backend.forget(t))  # recorded: the backend copy can go
             if waiting:
                 time.sleep(POLL_S)
 

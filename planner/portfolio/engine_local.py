@@ -39,7 +39,11 @@ class LocalEngine:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
 
-    def run(self, jobs: list[Job], on_start: OnStart, on_result: OnResult) -> None:
+    def live(self, known: dict[str, str]) -> dict[str, str]:
+        return {}  # a pool's jobs die with the coordinator that ran it: nothing is left running
+
+    def run(self, jobs: list[Job], on_start: OnStart, on_result: OnResult,
+            reattach: dict[str, str] | None = None) -> None:
         remaining = list(jobs)
         if not remaining:
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,22 @@ from planner.config import Settings
 from planner.errors import PlannerError
 from planner.portfolio.model import Job, Result, Shipped
 
+ADVISORY_RECHECK_S = 30.0  # a worker re-checks its advisory sources for changes at most this often
+
 
 def options_for(job: Job) -> dict[str, Any]:
+    # portfolio_key names the job in the run's options, so a rerun can supersede a killed attempt's run
     return {"no_gather": False, "verify": False, "regenerate": False,
-            "advisories": os.pathsep.join(job.advisories) or None}
+            "advisories": os.pathsep.join(job.advisories) or None, "portfolio": job.portfolio_id,
+            "portfolio_key": job.key}
+
+
+@lru_cache(maxsize=4)
+def chat_model(spec: str) -> Any:
+    """The worker's LLM (PLANNER_MODEL), made once per process: a worker runs many repositories."""
+    from planner.chain.llm import init_model
+
+    return init_model(spec)
 
 
 def summarize(state: dict[str, Any]) -> dict[str, Any]:
@@ -56,11 +69,15 @@ def execute(job: Job, settings: Settings, shipping: bool) -> Result:
     """Dispatch the job's task class on its repository. `shipping`: the worker's PLANNER_HOME is not the
     coordinator's, so the run's records travel back in the result."""
     from planner.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
+    from repocontext.osv.load import hold_fingerprints
 
+    hold_fingerprints(ADVISORY_RECHECK_S)
     started = time.monotonic()
     base = {"repo": job.repo, "key": job.key, "commit": job.commit, "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
-        state = dispatch(settings, job.task_class, Path(job.repo), job.inputs, options_for(job))
+        model = chat_model(settings.model) if settings.model else None
+        state = dispatch(settings, job.task_class, Path(job.repo), job.inputs, options_for(job), model,
+                         settings.model)
     except PlannerError as exc:
         return Result(**base, status="error", exit_code=int(exc.exit_code), error=exc.message,
                       seconds=round(time.monotonic() - started, 3))
