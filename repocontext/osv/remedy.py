@@ -60,14 +60,14 @@ def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, 
         remedy.reason = f"cannot order the installed version: {exc}"
         return remedy
     candidates = _candidates(scheme, evaluations, floor)
-    verdicts = {c: _blocker(advisories, ecosystem, package, c) for c in candidates}
-    good = [c for c in candidates if verdicts[c] is None]
+    line = release_line(scheme, installed)
+    verdicts = _verdicts(advisories, ecosystem, package, candidates, scheme, installed, line)
+    good = [c for c in verdicts if verdicts[c] is None]
     if not _is_pre(scheme, installed) and any(not _is_pre(scheme, c) for c in good):
         for c in good:
             if _is_pre(scheme, c):
                 verdicts[c] = "a pre-release, and a final release also qualifies"
         good = [c for c in good if verdicts[c] is None]
-    line = release_line(scheme, installed)
     same = [c for c in good if release_line(scheme, c) == line]
     chosen = same[0] if same else good[0] if good else None
     remedy.version, remedy.same_line, remedy.no_fix = chosen, bool(same), chosen is None
@@ -77,6 +77,22 @@ def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, 
     found = "; ".join(f"{h.advisory_id} affects {remedy.installed} in {', '.join(_hit(h).intervals)}" for h in hits)
     remedy.reason = f"{found}; {remedy.conclusion}"
     return remedy
+
+
+def _verdicts(advisories: Sequence[Advisory], ecosystem: str, package: str, candidates: list[str], scheme: Scheme,
+              installed: str, line: tuple[int, ...]) -> dict[str, str | None]:
+    """Each candidate's blocker, in ascending order, up to the first that will be chosen for certain: unblocked,
+    in the installed release line, and final (or the installed version is a pre-release too). Candidates above
+    it are never reported (only those below the choice are), and judging each one evaluates every advisory of
+    the package: a package with a hundred advisories and fixes made this most of a gather."""
+    eligible_pre = _is_pre(scheme, installed)
+    verdicts: dict[str, str | None] = {}
+    for candidate in candidates:
+        verdicts[candidate] = verdict = _blocker(advisories, ecosystem, package, candidate)
+        if verdict is None and release_line(scheme, candidate) == line and (
+                eligible_pre or not _is_pre(scheme, candidate)):
+            break
+    return verdicts
 
 
 def _evaluations(advisories: Sequence[Advisory], ecosystem: str, package: str, version: str) -> list[Evaluation]:
@@ -104,9 +120,11 @@ def _candidates(scheme: Scheme, evaluations: list[Evaluation], floor: object) ->
 
 
 def _blocker(advisories: Sequence[Advisory], ecosystem: str, package: str, candidate: str) -> str | None:
-    """Why `candidate` is not safe (the first advisory still affecting it), or None."""
-    for evaluation in _evaluations(advisories, ecosystem, package, candidate):
-        if evaluation.affected:
+    """Why `candidate` is not safe (the first advisory still affecting it), or None. Stops at that advisory: a
+    rejected candidate need not be judged against the rest."""
+    for advisory in advisories:
+        evaluation = evaluate(advisory, ecosystem, package, candidate)
+        if evaluation is not None and not evaluation.withdrawn and evaluation.affected:
             where = "; ".join(i.describe() for i in evaluation.intervals) or "listed in its versions"
             return f"still affected by {evaluation.advisory_id} ({where})"
     return None
