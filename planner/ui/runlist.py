@@ -72,6 +72,8 @@ class RunFilters(BaseModel):
         if self.sort == "started":
             return f"created_at {direction}, id {direction}"
         column = SORTS[self.sort]
+        if direction == "DESC":  # SQLite sorts NULL lowest, so last here: an index on the column can serve it
+            return f"{column} DESC, created_at DESC, id DESC"
         return f"({column} IS NULL), {column} {direction}, created_at DESC, id DESC"
 
     def query(self, **changes: Any) -> str:
