@@ -6,7 +6,8 @@ the runs list's table rows, as dispatch writes them; statuses mixed). Then dispa
 a 2,000-file repo, whose bundle records 2,000+ provenance entries. Each page is
 requested in-process through the ASGI app (FastAPI's test client: routing,
 reading PLANNER_HOME, rendering; no network): "cold" on a fresh app (every store
-read from disk), "warm" N times on one app (the runs list parsed once per change).
+read from disk), then the first and N more requests on an app started as `planner ui`
+starts it (warm()).
 Run: python bench/ui.py [--runs 10000] [--files 2000] [--repeat 20]
 """
 
@@ -95,7 +96,7 @@ def _wide_run(settings: Settings, tmp: Path, files: int) -> tuple[str, int]:
 
 def _time(settings: Settings, url: str, repeat: int) -> tuple[float, float, float, float, int]:
     """(cold p50: a fresh app each time, so PLANNER_HOME is read from disk; first request after `planner ui`'s
-    start-up warm(); warm p50 and p95; page size)."""
+    start-up warm(); warm p50 and p95, later requests to that started app, as `planner ui` serves; page size)."""
     colds, started = [], []
     for _ in range(5):
         client = TestClient(create_app(settings))
@@ -105,13 +106,14 @@ def _time(settings: Settings, url: str, repeat: int) -> tuple[float, float, floa
         assert first.status_code == 200, (url, first.text[:200])
         app = create_app(settings)
         warm(app)
+        served = TestClient(app)
         start = time.perf_counter()
-        TestClient(app).get(url)
+        served.get(url)
         started.append((time.perf_counter() - start) * 1000)
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        client.get(url)
+        served.get(url)
         samples.append((time.perf_counter() - start) * 1000)
     samples.sort()
     return statistics.median(colds), statistics.median(started), statistics.median(samples), \

@@ -1,7 +1,8 @@
 """Provenance: one append-only record per bundle build or run.
 
 Records live in `$PLANNER_HOME/runs/<id>.json`, written once and never
-rewritten; `index.jsonl` gets one line per record for fast listing. Everything
+rewritten; `index.jsonl` gets one line per record for fast listing, and the
+runs list's table in runs.sqlite its row (planner/runindex.py). Everything
 in a record except `id` and `created_at` is a pure function of the repo state,
 the TCCM and the inputs, so two builds of the same thing compare equal.
 """

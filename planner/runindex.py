@@ -31,11 +31,15 @@ TABLE = [
     """CREATE TABLE IF NOT EXISTS run_list (
         id TEXT PRIMARY KEY, kind TEXT NOT NULL, task_class TEXT, status TEXT, repo TEXT, created_at TEXT,
         updated_at TEXT, commit_id TEXT, items INTEGER, tokens INTEGER, max_tokens INTEGER, llm_calls INTEGER,
-        cost_usd REAL, complete INTEGER NOT NULL DEFAULT 1, pid INTEGER)""",
+        cost_usd REAL, complete INTEGER NOT NULL DEFAULT 1, pid INTEGER,
+        duration_s REAL GENERATED ALWAYS AS (
+            CASE WHEN updated_at IS NULL OR status IN ('running', 'interrupted') THEN NULL
+            ELSE round((julianday(updated_at) - julianday(created_at)) * 86400, 3) END) STORED)""",
     "CREATE INDEX IF NOT EXISTS run_list_started ON run_list (created_at, id)",
-    # a page of the list sorted by most tokens or highest cost walks these instead of sorting every row
+    # a page of the list sorted by most tokens, highest cost or longest walks these instead of sorting every row
     "CREATE INDEX IF NOT EXISTS run_list_tokens ON run_list (tokens, created_at, id)",
     "CREATE INDEX IF NOT EXISTS run_list_cost ON run_list (cost_usd, created_at, id)",
+    "CREATE INDEX IF NOT EXISTS run_list_duration ON run_list (duration_s, created_at, id)",
     # the runs a reader checks for a dead process on every request: a few rows, not a scan of 10,000
     "CREATE INDEX IF NOT EXISTS run_list_running ON run_list (id) WHERE status = 'running'",
 ]

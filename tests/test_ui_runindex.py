@@ -48,6 +48,14 @@ def row(home: Path, run_id: str) -> dict[str, Any] | None:
     return dict(zip(COLUMNS, found, strict=True)) if found else None
 
 
+def duration(home: Path, run_id: str) -> float | None:
+    db = sqlite3.connect(home / "runs.sqlite")
+    try:
+        return db.execute("SELECT duration_s FROM run_list WHERE id = ?", (run_id,)).fetchone()[0]
+    finally:
+        db.close()
+
+
 def run_dispatch(home: Path, repo: Path, advisories: Path) -> str:
     state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, {}, {"advisories": str(advisories)})
     assert state["status"] == "succeeded", state.get("error")
@@ -68,13 +76,25 @@ def test_a_finished_run_has_its_summary_row_and_a_status_change_updates_it(
                      "max_tokens": summary["max_tokens"], "llm_calls": summary["llm_calls"],
                      "cost_usd": summary["cost_usd"], "complete": 1}
     assert found["tokens"] > 0 and found["items"] == 1 and found["commit_id"]
+    assert found["updated_at"] >= found["created_at"] and duration(home, run_id) is not None
     store = RunStore(home)
     store.set_status(run_id, "running")  # a resume: running again, under this (live) process
-    assert row(home, run_id)["status"] == "running"  # type: ignore[index]
+    assert row(home, run_id)["status"] == "running" and duration(home, run_id) is None  # type: ignore[index]
     store.set_status(run_id, "failed")
     after = row(home, run_id)
     assert after is not None and after["status"] == "failed" and after["tokens"] == found["tokens"]
+    assert after["updated_at"] >= found["updated_at"] and duration(home, run_id) is not None
     store.close()
+
+
+def test_a_bundle_build_has_its_row(home: Path, make_repo: Callable[..., Path]) -> None:
+    built = run_cli("bundle", "vulnerability-remediation", "--repo", str(make_repo(SHOP)), "--input",
+                    "package=requests", "--json")
+    assert built.returncode == 0, built.stderr
+    record = json.loads(built.stdout)
+    found = row(home, record["id"])
+    assert found is not None and (found["kind"], found["status"], found["updated_at"]) == ("bundle", "built", None)
+    assert found["tokens"] == record["totals"]["tokens"] and found["complete"] == 1
 
 
 def _downgrade(home: Path) -> None:

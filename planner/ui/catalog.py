@@ -30,13 +30,11 @@ CREATE TEMP TABLE portfolios (id TEXT PRIMARY KEY, task_class TEXT, status TEXT,
                               done INTEGER);
 CREATE TEMP TABLE links (run_id TEXT PRIMARY KEY, portfolio TEXT NOT NULL);
 CREATE TEMP TABLE gone (id TEXT PRIMARY KEY);
--- every row of the runs list; the duration is computed when read (for a page's rows, or all when sorting by it)
+-- every row of the runs list (a run whose process is gone has no duration: it is stored as running)
 CREATE TEMP VIEW rows AS SELECT s.id, s.kind, s.task_class,
     CASE WHEN s.status = 'running' AND s.id IN gone THEN 'interrupted' ELSE s.status END AS status,
     s.repo, s.created_at, s.updated_at, s.commit_id, s.items, s.tokens, s.max_tokens, s.llm_calls, s.cost_usd,
-    s.complete, l.portfolio,
-    CASE WHEN s.updated_at IS NULL OR s.status IN ('running', 'interrupted') THEN NULL
-         ELSE round((julianday(s.updated_at) - julianday(s.created_at)) * 86400, 3) END AS duration_s
+    s.complete, l.portfolio, s.duration_s
 FROM run_list s LEFT JOIN links l ON l.run_id = s.id;
 """
 _PORTFOLIOS_SQL = """SELECT p.id, json_extract(p.spec, '$.task_class'), p.status, p.created_at,
