@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ class Home:
         # parsed records by id, with the (mtime, size) they were read at: records are append-only, and a run
         # page (and its polling, /api and compare) would otherwise re-validate thousands of entries each time
         self._records: dict[str, tuple[tuple[int, int], ProvenanceRecord]] = {}
+        self._lock = threading.Lock()  # routes run on a thread pool
 
     def run_row(self, data: dict[str, Any]) -> RunRow:
         """The runs page line from the runs list's SQL row; a row whose index line predates the summary
@@ -96,9 +98,10 @@ class Home:
         if cached is not None and cached[0] == (st.st_mtime_ns, st.st_size):
             return cached[1]
         record = ProvenanceStore(self.path).get(full)
-        if len(self._records) >= _RECORDS_KEPT:
-            self._records.pop(next(iter(self._records)))  # the oldest read
-        self._records[full] = ((st.st_mtime_ns, st.st_size), record)
+        with self._lock:
+            if len(self._records) >= _RECORDS_KEPT:
+                self._records.pop(next(iter(self._records)))  # the oldest read
+            self._records[full] = ((st.st_mtime_ns, st.st_size), record)
         return record
 
     def _full_id(self, run_id: str) -> str:
