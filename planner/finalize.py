@@ -126,7 +126,7 @@ def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     artifacts["ledger"] = str(runs.write_artifact(run_id, "ledger.json", json.dumps(ledger, indent=2) + "\n"))
     provenance = ProvenanceStore(runtime.context.settings.home)
     if state.get("bundle") and state.get("tccm") and not provenance.exists(run_id):  # idempotent on resume
-        provenance.append(_record(state, runtime))
+        provenance.append(_record(state, runtime), runs)
     if state.get("status") == "succeeded":
         _write_back(state, runtime)
     if state.get("bundle") and state.get("status") not in ("needs_llm", "running", None):

@@ -1,7 +1,8 @@
 """Provenance: one append-only record per bundle build or run.
 
 Records live in `$PLANNER_HOME/runs/<id>.json`, written once and never
-rewritten; `index.jsonl` gets one line per record for fast listing. Everything
+rewritten; `index.jsonl` gets one line per record for fast listing, and the
+runs list's table in runs.sqlite its row (planner/runindex.py). Everything
 in a record except `id` and `created_at` is a pure function of the repo state,
 the TCCM and the inputs, so two builds of the same thing compare equal.
 """
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from planner.bundle.model import Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.runs import RunStore
 from planner.tccm.model import TCCM
 from repocontext.store import atomic_write
 
@@ -120,9 +122,11 @@ def index_summary(record: ProvenanceRecord) -> dict[str, Any]:
 
 class ProvenanceStore:
     def __init__(self, home: Path) -> None:
-        self.dir = home / "runs"
+        self.home, self.dir = home, home / "runs"
 
-    def append(self, record: ProvenanceRecord) -> Path:
+    def append(self, record: ProvenanceRecord, runs: RunStore | None = None) -> Path:
+        """Write the record, its index.jsonl line, then its row of the runs list's table (through `runs`, the
+        caller's open run store, or one opened here)."""
         path = self.dir / f"{record.id}.json"
         if path.exists():
             raise PlannerError(f"provenance record {record.id} already exists; records are append-only")
@@ -134,7 +138,16 @@ class ProvenanceStore:
                 index.write(json.dumps(summary, sort_keys=True) + "\n")  # one write: survives kill -9 whole
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write provenance under {self.dir}: {exc.strerror}") from exc
+        self._summarize(summary, runs)
         return path
+
+    def _summarize(self, summary: dict[str, Any], runs: RunStore | None) -> None:
+        store = runs or RunStore(self.home)
+        try:
+            store.summarize(summary)
+        finally:
+            if runs is None:
+                store.close()
 
     def exists(self, record_id: str) -> bool:
         return (self.dir / f"{record_id}.json").is_file()

@@ -3,7 +3,9 @@
 Everything lives under PLANNER_HOME: `runs.sqlite` (one row per dispatched
 run, with what is needed to resume it), `checkpoints.sqlite` (LangGraph's
 SqliteSaver, thread id = run id) and `runs/<id>/` (patch, report, prompt,
-ledger). A run killed at any node resumes from its last checkpoint.
+ledger). A run killed at any node resumes from its last checkpoint. runs.sqlite
+also holds the runs list's table (`run_list`, planner/runindex.py), which
+triggers keep in step with `runs`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner import runindex
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.sqlite import durable_enough, open_db, open_readonly
 from repocontext.store import atomic_write
@@ -58,6 +61,15 @@ class RunStore:
         self.db: sqlite3.Connection | None = (open_readonly(home / "runs.sqlite", what) if readonly
                                               else open_db(home / "runs.sqlite", _SCHEMA, what))
         self.what, self.readonly = what, readonly
+        if not readonly:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """A home from before the runs list's table gets it once, from its first writer."""
+        try:
+            runindex.migrate(self._writable(), self.home / "runs" / "index.jsonl")
+        except sqlite3.Error as exc:
+            raise EnvironmentProblem(f"cannot update {self.what}: {exc}") from None
 
     def checkpointer(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
@@ -93,6 +105,12 @@ class RunStore:
                  json.dumps(row["options"], sort_keys=True), row["status"], None, row["created_at"],
                  row["updated_at"]))
         return cursor.rowcount == 1
+
+    def summarize(self, line: dict[str, Any]) -> None:
+        """A provenance record's summary (its index.jsonl line) into the runs list's table."""
+        db = self._writable()
+        with db:
+            runindex.record(db, line)
 
     def set_status(self, run_id: str, status: str) -> None:
         db = self._writable()

@@ -24,7 +24,7 @@ def adopt(settings: Settings, shipped: Shipped) -> None:
         runs.write_artifact(run_id, Path(name).name, text)
     provenance = ProvenanceStore(settings.home)
     if shipped.provenance and not provenance.exists(run_id):
-        provenance.append(ProvenanceRecord.model_validate_json(shipped.provenance))
+        provenance.append(ProvenanceRecord.model_validate_json(shipped.provenance), runs)
     if shipped.examples:
         learn(settings, run_id, shipped)
 

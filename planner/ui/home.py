@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from planner.runs import RunStore, read_state
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")  # run ids are like 20261121-202631-f1699d
 SUMMARY_KEYS = ("commit", "items", "llm_calls", "cost_usd")
+_RECORDS_KEPT = 16
 
 
 class NotFound(PlannerError):
@@ -65,6 +67,10 @@ class Home:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # parsed records by id, with the (mtime, size) they were read at: records are append-only, and a run
+        # page (and its polling, /api and compare) would otherwise re-validate thousands of entries each time
+        self._records: dict[str, tuple[tuple[int, int], ProvenanceRecord]] = {}
+        self._lock = threading.Lock()  # routes run on a thread pool
 
     def run_row(self, data: dict[str, Any]) -> RunRow:
         """The runs page line from the runs list's SQL row; a row whose index line predates the summary
@@ -87,17 +93,28 @@ class Home:
             return None
         if not inside(self.path, path):
             raise NotFound(f"run {run_id!r}: its record points outside PLANNER_HOME; not shown")
-        return ProvenanceStore(self.path).get(full)
+        st = path.stat()
+        cached = self._records.get(full)
+        if cached is not None and cached[0] == (st.st_mtime_ns, st.st_size):
+            return cached[1]
+        record = ProvenanceStore(self.path).get(full)
+        with self._lock:
+            if len(self._records) >= _RECORDS_KEPT:
+                self._records.pop(next(iter(self._records)))  # the oldest read
+            self._records[full] = ((st.st_mtime_ns, st.st_size), record)
+        return record
 
     def _full_id(self, run_id: str) -> str:
         """The unique run or record id `run_id` starts (like the CLI), or NotFound."""
         check_id(run_id)
+        if (self.path / "runs" / f"{run_id}.json").is_file():
+            return run_id  # an exact id with a record: no need to open the run store
         store = RunStore(self.path, readonly=True)
         try:
             ids = {r["id"] for r in store.matching(run_id)}
         finally:
             store.close()
-        if run_id in ids or (self.path / "runs" / f"{run_id}.json").is_file():
+        if run_id in ids:
             return run_id  # an exact id: no need to list the runs folder
         ids |= {p.name.removesuffix(".json") for p in (self.path / "runs").glob(f"{run_id}*.json")}
         if run_id in ids:

@@ -26,13 +26,15 @@ Sort = Literal["started", "duration", "tokens", "cost", "status"]
 COLUMNS = ("id", "kind", "task_class", "status", "repo", "created_at", "commit_id", "items", "tokens", "max_tokens",
            "llm_calls", "cost_usd", "duration_s", "complete")
 # one portfolio's runs as one entry, in the columns of a run's line: wall time from its first start to its last
-# update; cost unknown when any run's is (a partial sum would read as the whole cost)
+# update; cost unknown when any run's is (a partial sum would read as the whole cost). `f`: the matching runs
+# of portfolios (few: the join starts from the portfolio links, not from every run)
 _GROUP = """SELECT f.portfolio AS group_id, f.portfolio, NULL, NULL, p.status, NULL, MIN(f.created_at), NULL, NULL,
     SUM(f.tokens), NULL, NULL,
     CASE WHEN SUM(f.llm_calls > 0 AND f.cost_usd IS NULL) > 0 THEN NULL ELSE SUM(f.cost_usd) END,
     CASE WHEN COUNT(f.duration_s) = COUNT(*)
          THEN round((julianday(MAX(f.updated_at)) - julianday(MIN(f.created_at))) * 86400, 3) END, NULL
-FROM f JOIN portfolios p ON p.id = f.portfolio GROUP BY f.portfolio"""
+FROM (SELECT * FROM rows WHERE {where} AND portfolio IS NOT NULL) f JOIN portfolios p ON p.id = f.portfolio
+GROUP BY f.portfolio"""
 
 
 class BadQuery(PlannerError):
@@ -72,6 +74,8 @@ class RunFilters(BaseModel):
         if self.sort == "started":
             return f"created_at {direction}, id {direction}"
         column = SORTS[self.sort]
+        if direction == "DESC":  # SQLite sorts NULL lowest, so last here: an index on the column can serve it
+            return f"{column} DESC, created_at DESC, id DESC"
         return f"({column} IS NULL), {column} {direction}, created_at DESC, id DESC"
 
     def query(self, **changes: Any) -> str:
@@ -146,15 +150,19 @@ def _entries(db: sqlite3.Connection, home: Home, filters: RunFilters, grouped: b
     where, values = filters.where()
     columns = ", ".join(COLUMNS)
     matching = db.execute(f"SELECT COUNT(*) FROM rows WHERE {where}", values).fetchone()[0]
-    if grouped:
-        cte = (f"WITH f AS (SELECT * FROM rows WHERE {where}), top AS (SELECT NULL AS group_id, {columns} FROM f "
-               f"WHERE portfolio IS NULL UNION ALL {_GROUP}) ")
-        count = db.execute(cte + "SELECT COUNT(*) FROM top", values).fetchone()[0]
-        source = cte + "SELECT * FROM top"
-    else:  # one query over the table: sorting by start uses its index
-        count, source = matching, f"SELECT NULL AS group_id, {columns} FROM rows WHERE {where}"
+    lone = f"FROM rows WHERE {where} AND portfolio IS NULL"  # (grouped) runs outside a portfolio
+    groups = _GROUP.format(where=where)  # (grouped) one entry per portfolio
+    count = db.execute(f"SELECT (SELECT COUNT(*) {lone}) + (SELECT COUNT(*) FROM ({groups}))",
+                       values * 2).fetchone()[0] if grouped else matching
     pages = max(1, -(-count // page_size))
     page = min(filters.page, pages)
+    if grouped:  # a page needs at most its offset + size of the lone runs, in order (by an index when sorting
+        # by start), not every run sorted
+        source = (f"SELECT * FROM (SELECT * FROM (SELECT NULL AS group_id, {columns} {lone} "
+                  f"ORDER BY {filters.order_by()} LIMIT {page * page_size}) UNION ALL {groups})")
+        values *= 2
+    else:  # one query over the table: sorting by start uses its index
+        source = f"SELECT NULL AS group_id, {columns} FROM rows WHERE {where}"
     heads = db.execute(f"{source} ORDER BY {filters.order_by()} LIMIT ? OFFSET ?",
                        (*values, page_size, (page - 1) * page_size)).fetchall()
     entries = []
