@@ -79,10 +79,15 @@ class VulnerabilitiesProbe(Probe):
     def _evaluate(self, db: AdvisoryDB, dependencies: Mapping[str, Any],
                   diagnostics: list[Diagnostic]) -> dict[tuple[str, str, str, str], _Hit]:
         hits: dict[tuple[str, str, str, str], _Hit] = {}
+        # One evaluation per package version: a monorepo's lockfiles repeat the same ones thousands of times.
+        evaluated: dict[tuple[str, str, str], list[Evaluation]] = {}
         for dep in _concrete(dependencies):
             ecosystem, package, version = dep["ecosystem"], dep["name"], dep["version"]
             orderable = self._check_version(ecosystem, package, version, dep, diagnostics)
-            for evaluation in db.evaluate(ecosystem, package, version):
+            key = (ecosystem, package, version)
+            if key not in evaluated:
+                evaluated[key] = db.evaluate(ecosystem, package, version)
+            for evaluation in evaluated[key]:
                 diagnostics.extend(self._notes(evaluation, dep, orderable))
                 advisory = db.get(evaluation.advisory_id)
                 if not evaluation.affected or advisory is None:
