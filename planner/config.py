@@ -10,7 +10,7 @@ PLANNER_MODEL            a LangChain chat model, "provider:name" (default: none)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repocontext.home import planner_home
@@ -42,3 +42,10 @@ class Settings:
             redis_url=env.get("PLANNER_REDIS_URL") or None,
             model=env.get("PLANNER_MODEL") or None,
         )
+
+    def for_one_run(self) -> Settings:
+        """The settings of a process that makes one run and exits (`planner dispatch`, `runs resume`): without a
+        Redis server, no hot views at all. An embedded store would start empty and die with the process, so
+        every lookup would miss, and loading it cost a quarter of a second."""
+        return self if self.redis_url else replace(self, redis_url="off")
+

@@ -54,3 +54,15 @@ def test_help_lists_every_command_and_typos_get_a_suggestion(home: Path) -> None
     assert typo.returncode == 2 and "Did you mean 'gather'" in typo.stderr
     sub = run_cli("runs", "--help")
     assert sub.returncode == 0 and "list" in sub.stdout and "install-completion" not in sub.stdout
+
+
+def test_a_one_run_dispatch_loads_no_redis_client(home: Path, make_repo: Callable[..., Path]) -> None:
+    """Without PLANNER_REDIS_URL, `planner dispatch` makes one run and exits: an embedded hot-view store would
+    start empty and die with it, so neither it nor the Redis client is loaded; the run still succeeds."""
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    advisories = Path(__file__).resolve().parent.parent / "examples" / "advisories"
+    modules = imported("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(advisories))
+    assert "langgraph" in modules  # it really ran the graph
+    assert not modules & {"redis", "fakeredis"}, modules & {"redis", "fakeredis"}
+    record = json.loads(run_cli("runs", "list", "--json").stdout)
+    assert [r["status"] for r in record] == ["succeeded"]

@@ -140,8 +140,11 @@ class InProcess:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
+    def live(self, known: dict[str, str]) -> dict[str, str]:
+        return {}  # jobs run inside this call: none outlives it
+
     def run(self, jobs: list[Job], on_start: Callable[[Job, str | None], None],
-            on_result: Callable[[Result], None]) -> None:
+            on_result: Callable[[Result], None], reattach: dict[str, str] | None = None) -> None:
         for job in jobs:
             on_start(job, None)
             on_result(execute(job, self.settings, shipping=False))

@@ -87,7 +87,7 @@ def dispatch_command(
     = None,
 ) -> None:
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
-    settings = Settings.from_env()
+    settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None
     sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]

@@ -71,7 +71,7 @@ def resume_command(
     from planner.cli.dispatch import exit_for, live, report
     from planner.dispatch import resume
 
-    settings = Settings.from_env()
+    settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     state = resume(settings, run_id, init_model(spec) if spec else None, spec, live(as_json))
     report(state, as_json)
