@@ -9,21 +9,20 @@ from typing import TYPE_CHECKING
 
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
-from repocontext import parallel
-from repocontext.gather import GatherError, Progress, gather
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
-from repocontext.probes import ALL_PROBES
-from repocontext.regather import Regathered, regather
 from repocontext.store import RepoContextStore, StoreError
 
 if TYPE_CHECKING:
     from planner.bundle import Bundle
     from planner.provenance import ProvenanceRecord
     from planner.tccm import TCCM, Registry
+    from repocontext.gather import Progress
+    from repocontext.regather import Regathered
 
-# Bundles, hot views, TCCMs and provenance are imported where used: `planner gather` needs none of them, and
-# their imports (pydantic models, the Redis client) were a third of a cold gather's time.
+# Imported where used: bundles, hot views, TCCMs and provenance (`planner gather` needs none of them; their
+# pydantic models and the Redis client were a third of a cold gather), and the probes (a dispatch on a fresh
+# RepoContext gathers nothing, and importing every probe's parsers cost it a tenth of a second).
 
 
 def registry(settings: Settings) -> Registry:
@@ -56,6 +55,8 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
     opts = dict(options or {})
     if settings.advisories and "advisories" not in opts:
         opts["advisories"] = os.pathsep.join(str(p) for p in settings.advisories)
+    from repocontext.gather import GatherError
+
     try:
         with gc_paused():
             done = _regather(store, root, opts, progress) or _gather(store, root, opts, progress)
@@ -82,6 +83,10 @@ def stored_context(settings: Settings, repo: Path) -> RepoContext:
 
 def _regather(store: RepoContextStore, root: Path, options: dict[str, str],
               progress: Progress | None) -> tuple[Regathered, Path] | None:
+    from repocontext import parallel
+    from repocontext.probes import ALL_PROBES
+    from repocontext.regather import regather
+
     try:
         previous = store.load_lazy(root)
         if previous is None:
@@ -98,6 +103,8 @@ def _regather(store: RepoContextStore, root: Path, options: dict[str, str],
 
 def _gather(store: RepoContextStore, root: Path, options: dict[str, str],
             progress: Progress | None) -> tuple[RepoContext, Path]:
+    from repocontext.gather import gather
+
     try:
         previous = store.load_raw(root)
     except StoreError:
