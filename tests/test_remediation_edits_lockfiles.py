@@ -95,6 +95,7 @@ PNPM_WORKSPACE = PNPM_6.replace("dependencies:\n  lodash:\n    specifier: '*'\n 
     ("yarn.lock", YARN_BERRY, "*", "yarn up -R lodash --mode=update-lockfile"),
     ("yarn.lock", YARN_BERRY, "4.17.20", "yarn install --mode=update-lockfile"),
     ("yarn.lock", YARN_BERRY.replace("version: 6", "version: 4"), "4.17.20", "YARN_ENABLE_SCRIPTS=0 yarn install"),
+    ("yarn.lock", YARN_BERRY.replace("version: 6", "version: 4"), "*", "YARN_ENABLE_SCRIPTS=0 yarn up -R lodash"),
     ("pnpm-lock.yaml", PNPM_6, "*", "pnpm update lodash --lockfile-only"),
     ("pnpm-lock.yaml", PNPM_WORKSPACE, "*", "pnpm update -r lodash --lockfile-only"),
     ("pnpm-lock.yaml", PNPM_6, "4.17.20", "pnpm install --lockfile-only"),
