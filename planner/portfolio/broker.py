@@ -6,9 +6,9 @@ Two things Celery does not give:
   live task. Kombu's Redis transport keeps a queue as a list of JSON messages and the taken
   ones in the `unacked` hash until acknowledged (acks_late: after the run), so both are read.
 - solved examples shared between workers: each worker appends the examples its runs add to one
-  list, and before every job pulls what other workers appended since it last looked, into its
-  own PLANNER_HOME's store. A fix learned on one repository is then reused by the next run on
-  any worker, not only by later runs on the same one.
+  stream (capped at MAX_SHARED, the oldest trimmed), and before every job pulls what other workers
+  appended since the last id it read, into its own PLANNER_HOME's store. A fix learned on one
+  repository is then reused by the next run on any worker, not only by later runs on the same one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 QUEUE = "celery"  # Celery's default queue: the engine sends every job there
 UNACKED = "unacked"  # kombu's Redis transport: messages taken by a worker, not yet acknowledged
-EXAMPLES = "planner:solved-examples"
+EXAMPLES = "planner:solved-examples"  # a Redis stream: ids are the workers' cursors, trimming cannot shift them
+MAX_SHARED = 10_000  # the newest examples kept in the stream; older ones live on in each store they reached
 
 
 def is_redis(url: str) -> bool:
@@ -55,27 +56,32 @@ class ExampleFeed:
 
     def __init__(self, url: str) -> None:
         self.client = client(url)
-        self.seen = 0  # per process: a restarted worker re-reads all, and the store files each example once
+        self.seen = "0-0"  # the last stream id read, per process: a restarted worker re-reads all (filed once)
 
     def pull(self, home: Path) -> int:
         """Add to this worker's store the examples other workers shared since the last pull."""
         from planner.chain.examples import SolvedExamples
         from planner.plan import Plan
 
-        fresh = self.client.lrange(EXAMPLES, self.seen, -1)
+        fresh = self.client.xrange(EXAMPLES, min=f"({self.seen}")
         if not fresh:
             return 0
         store = SolvedExamples(home / "examples.sqlite")
         try:
-            for raw in fresh:
-                example = json.loads(raw)
+            for _, fields in fresh:
+                example = json.loads(fields[b"example"])
                 store.add(example["task_class"], example["fingerprint"], Plan.model_validate_json(example["plan"]),
                           example["patch"], example["run_id"])
         finally:
             store.close()
-        self.seen += len(fresh)
+        self.seen = fresh[-1][0].decode()
         return len(fresh)
 
     def push(self, run_id: str, examples: list[dict[str, Any]]) -> None:
-        if examples:
-            self.client.rpush(EXAMPLES, *(json.dumps({**e, "run_id": run_id}) for e in examples))
+        if not examples:
+            return
+        pipe = self.client.pipeline()
+        for example in examples:  # capped: a fleet's run of thousands must not grow the broker's memory forever
+            pipe.xadd(EXAMPLES, {"example": json.dumps({**example, "run_id": run_id})}, maxlen=MAX_SHARED,
+                      approximate=True)
+        pipe.execute()
