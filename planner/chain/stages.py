@@ -33,7 +33,8 @@ def _stage(item: WorkItem, stage: str, outcome: str, reason: str, **extra: Any) 
     return {"item": item.id, "stage": stage, "outcome": outcome, "reason": reason, **extra}
 
 
-def _problem(plan: Plan, repo: str) -> str | None:
+def plan_problem(plan: Plan, repo: str) -> str | None:
+    """Why `plan`'s edits do not apply to the repository's files, or None when they do."""
     try:
         apply_edits(reader(repo), plan.edits)
     except EditError as exc:
@@ -79,7 +80,7 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
             tried.append(decline.model_copy(update={"reason": f"{recipe.ref}: {decline.reason}"}))
             continue
         plan = recipe.apply(bundle, item, files).model_copy(update={"source": "recipe", "recipe": recipe.ref})
-        problem = _problem(plan, state["repo"])
+        problem = plan_problem(plan, state["repo"])
         if problem:
             tried.append(Decline(reason=f"{recipe.ref}: matched, but {problem}"))
             continue
@@ -103,7 +104,7 @@ def solved_example_rag(state: WorkState, runtime: Runtime[RunContext]) -> dict[s
     for hit in hits:
         plan = hit.plan.model_copy(update={"source": "solved_example",
                                            "data": {**hit.plan.data, "example_run": hit.run_id, "score": hit.score}})
-        problem = _problem(plan, state["repo"])
+        problem = plan_problem(plan, state["repo"])
         if problem:
             rejected.append(f"{hit.run_id} (similarity {hit.score}) does not apply: {problem}")
             continue
@@ -149,7 +150,7 @@ def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         calls.append(ledger)
     update: dict[str, Any] = {"prompt": prompt, "llm_calls": [{**c, "item": item.id} for c in calls],
                               "requests": [{**r, "item": item.id} for r in requests], "bundle": bundle.model_dump()}
-    problem = error or (_problem(plan, state["repo"]) if plan else "no plan")
+    problem = error or (plan_problem(plan, state["repo"]) if plan else "no plan")
     if plan is None or problem:
         return {**update, "pending": f"the LLM plan was rejected: {problem}",
                 "stages": [_stage(item, "llm_fallback", "rejected", str(problem))]}

@@ -27,17 +27,15 @@ from planner.bundle.request import request
 from planner.bundle.view import open_view
 from planner.chain import llm
 from planner.chain.examples import SolvedExamples
-from planner.chain.stages import fingerprint  # the chain's own key, so recall finds what RAG files
+from planner.chain.stages import fingerprint, plan_problem  # the chain's own key and edit check
 from planner.chain.work import WorkItem
 from planner.context import RunContext
 from planner.flow.conditions import evaluate
 from planner.flow.facts import FlowGraphState, facts
 from planner.flow.model import END, FlowState
 from planner.flow.prompts import action_prompt, choice_prompt, reflection_prompt
-from planner.plan import EditError, Plan, apply_edits
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore
-from subgraphs.base import reader
 
 
 @dataclass
@@ -79,14 +77,6 @@ def _ledger(visit: Visit, raw: Any, prompt: str, ok: bool) -> dict[str, Any]:
             "state": visit.name}
 
 
-def _plan_problem(plan: Plan, repo: str) -> str | None:
-    try:
-        apply_edits(reader(repo), plan.edits)
-    except EditError as exc:
-        return str(exc)
-    return None
-
-
 def load_entries(visit: Visit, wanted: list[str], bundle: Bundle) -> tuple[Bundle, list[dict[str, Any]]]:
     """Request entries (ids, paths, keys, or selectors such as `glob:docs/**`) into the item's bundle."""
     tccm = TCCM.model_validate(visit.state["tccm"])
@@ -119,7 +109,7 @@ def action(visit: Visit) -> Step:
         calls.append({**ledger, "item": visit.item.id, "state": visit.name})
     update: dict[str, Any] = {"prompt": prompt, "llm_calls": calls, "requests": requests,
                               "bundle": bundle.model_dump(mode="json")}
-    problem = error or (_plan_problem(plan, state["repo"]) if plan else "no plan")
+    problem = error or (plan_problem(plan, state["repo"]) if plan else "no plan")
     visit.record["action"] = {"ok": not problem, "failed": bool(problem), "error": problem or ""}
     if plan is None or problem:
         update["pending"] = f"the LLM plan was rejected: {problem}"
