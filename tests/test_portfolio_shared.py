@@ -16,28 +16,14 @@ import pytest
 from celery_helpers import REDIS, Worker, broker_url, flush, queued
 from conftest import commit_all, git, run_cli
 from portfolio_helpers import ADVISORIES, make_fleet
+from test_dispatch_generic import PLAN, README_TITLE
 
 from planner.chain.examples import SolvedExamples
 from planner.portfolio.store import PortfolioStore
 
 pytestmark = pytest.mark.skipif(not REDIS, reason="PLANNER_TEST_REDIS_URL not set (.ci/run starts a redis-server)")
 
-README_TITLE = """
-task_class: readme-title
-version: 1
-description: Give the README a title that names the project.
-worker: Replace the first heading of README.md with "# <project name>".
-must_read:
-  - glob: README.md
-    reason: the file to change
-  - glob: pyproject.toml
-    reason: the project name
-budget: {max_files: 5, max_tokens: 4000, per_file_max_tokens: 1000}
-"""
 FILES = {"README.md": "# old title\n\nSome text.\n", "pyproject.toml": "[project]\nname = 'widget'\n"}
-PLAN = {"summary": "Title the README after the project", "steps": ["rename the heading"],
-        "edits": [{"file": "README.md", "old": "# old title", "new": "# widget"}],
-        "used_entries": ["must_read:0:README.md", "must_read:1:pyproject.toml"], "notes": []}
 
 
 @pytest.fixture
