@@ -123,11 +123,29 @@ def _read(file: Path, issues: list[LoadIssue]) -> bytes | None:
 
 def advisory_files(root: Path) -> list[Path]:
     """The advisory files below a directory, sorted; hidden folders and files are skipped."""
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(folder, f) for f in files if f.lower().endswith(SUFFIXES) and not f.startswith("."))
-    return sorted(found)
+    return sorted(Path(entry.path) for entry in _advisory_entries(str(root)))
+
+
+def _advisory_entries(root: str) -> Iterator[os.DirEntry[str]]:
+    """The advisory files below `root`, one scandir per folder: hidden folders and files skipped, linked
+    folders not entered (as os.walk does). What `load` reads and what `fingerprint` stats are both this."""
+    folders = [root]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    try:
+                        if entry.is_dir():
+                            if not entry.is_symlink():
+                                folders.append(entry.path)
+                        elif entry.name.lower().endswith(SUFFIXES):
+                            yield entry
+                    except OSError:
+                        continue
+        except OSError:
+            continue
 
 
 def _zip_members(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[str, bytes]]:
@@ -222,24 +240,13 @@ def _stat_of(path: Path) -> list[tuple[str, int, int]]:
 
 
 def _stats_below(root: str) -> list[tuple[str, int, int]]:
-    """(path, size, mtime) of the files `advisory_files` would list, with one scandir per folder (a
-    snapshot has thousands of files: Path objects and os.walk cost more than the stats)."""
+    """(path, size, mtime) of the files `advisory_files` lists (a snapshot has thousands: DirEntry stats,
+    no Path objects)."""
     found: list[tuple[str, int, int]] = []
-    folders = [root]
-    while folders:
+    for entry in _advisory_entries(root):
         try:
-            with os.scandir(folders.pop()) as entries:
-                for entry in entries:
-                    if entry.name.startswith("."):
-                        continue
-                    try:
-                        if entry.is_dir(follow_symlinks=False):  # as os.walk: linked folders are not entered
-                            folders.append(entry.path)
-                        elif entry.name.lower().endswith(SUFFIXES):
-                            stat = entry.stat()
-                            found.append((entry.path, stat.st_size, stat.st_mtime_ns))
-                    except OSError:
-                        continue
+            stat = entry.stat()
         except OSError:
             continue
+        found.append((entry.path, stat.st_size, stat.st_mtime_ns))
     return found
