@@ -2,8 +2,9 @@
 each shipped task class's bundle and provenance. Shared by tests/test_corpus_identity.py and its golden file
 (`python -m tests.corpus_digest` prints them; PLANNER_UPDATE_GOLDEN=1 on the test rewrites the file).
 
-Machine-specific values are left out: where the tree and the advisories lie (meta.root, repo_id, the
-advisory source's resolved path inside the vulnerabilities probe's inputs hash) and when it was gathered.
+Machine-specific values are left out: where the tree, the checkout and the advisories lie (meta.root,
+repo_id, the TCCM paths, made relative to the checkout; the vulnerabilities probe's hashes, which carry the
+advisory source's path and file stamps) and when it was gathered.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def trees(work: Path) -> dict[str, Path]:
     return found
 
 
+def _relative(path: str) -> str:
+    return Path(path).resolve().relative_to(ROOT).as_posix()
+
+
 def _sha(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
@@ -63,8 +68,9 @@ def context_digest(settings: Settings, repo: Path) -> dict[str, str]:
     stored = RepoContextStore(settings.home).load_raw(repo)
     assert stored is not None
     meta = stored.pop("meta")
-    probes = {name: {"version": run["version"], "settings_hash": run["settings_hash"],
-                     "inputs_hash": "" if name == "vulnerabilities" else run["inputs_hash"]}
+    # The advisory source's path and file stamps make the vulnerabilities probe's hashes machine-specific.
+    probes = {name: {"version": run["version"]} if name == "vulnerabilities" else
+              {"version": run["version"], "settings_hash": run["settings_hash"], "inputs_hash": run["inputs_hash"]}
               for name, run in meta["probes"].items()}
     digest = {"meta": _sha({"commit": meta["commit"], "dirty": meta["dirty"], "probes": probes})}
     digest.update({name: _sha(value) for name, value in stored.items()})
@@ -77,6 +83,9 @@ def bundle_digest(settings: Settings, repo: Path, task_class: str, inputs: dict[
     stable = record.stable_dict(hot_views=False)
     local = ("repo", "repo_id", "gathered_at")
     stable["repocontext"] = {k: v for k, v in stable["repocontext"].items() if k not in local}
+    tccm = stable["tccm"]  # where the checkout lies is the machine's, the file's content (sha256) is not
+    tccm["path"] = _relative(tccm["path"])
+    tccm["chain"] = [_relative(path) for path in tccm["chain"]]
     return {"bundle": hashlib.sha256(bundle.text.encode()).hexdigest()[:16], "provenance": _sha(stable),
             "tokens": str(bundle.totals.tokens)}
 
