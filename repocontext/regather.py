@@ -51,6 +51,9 @@ class Regathered:
     denied: list[Denied]
     changed: set[str]  # paths added, removed or modified since the previous snapshot
     incremental: list[str] = field(default_factory=list)  # probes updated from the changed files alone
+    # probe → why its short path failed and it ran in full. Kept out of the snapshot's diagnostics: how a
+    # section was computed is not a fact of the repository, and the snapshot must equal a full gather's.
+    fell_back: dict[str, str] = field(default_factory=dict)
     cache_added: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot → new per-file results
     cache_removed: dict[str, list[str]] = field(default_factory=dict)  # slot → keys no longer current
     cache_replaced: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot → its whole new cache
@@ -85,8 +88,8 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
         progress("done", total, total)
     return Regathered(sections=data, meta=snapshot_meta(root, index, run.runs),
                       diagnostics=[*index.diagnostics, *run.diagnostics], files=files, denied=denied,
-                      changed=set(diff), incremental=run.incremental, cache_added=run.cache_added,
-                      cache_removed=run.cache_removed, cache_replaced=run.cache_replaced)
+                      changed=set(diff), incremental=run.incremental, fell_back=run.fell_back,
+                      cache_added=run.cache_added, cache_removed=run.cache_removed, cache_replaced=run.cache_replaced)
 
 
 def _records(files: Any) -> dict[str, dict[str, Any]]:
@@ -110,6 +113,7 @@ class _Run:
         self.diagnostics: list[Diagnostic] = []
         self.carried: set[str] = set()  # probes whose output is the previous one, or updated from it
         self.incremental: list[str] = []
+        self.fell_back: dict[str, str] = {}
         self.cache_added: dict[str, dict[str, Any]] = {}
         self.cache_removed: dict[str, list[str]] = {}
         self.cache_replaced: dict[str, dict[str, Any]] = {}
@@ -164,10 +168,9 @@ class _Run:
             previous = {key: get_path(self.previous, key) for key in probe.produces}
             output = probe.run_incremental(self.ctx, previous, changes, previous_diagnostics(self.previous, probe),
                                            result_of)
-        except Exception as exc:  # noqa: BLE001 - a bug in the short path must not sink the gather: go long
-            self.diagnostics.append(Diagnostic(probe=probe.name, level="info",
-                                               message=f"incremental update failed ({exc.__class__.__name__}); "
-                                                       "ran in full"))
+        except Exception as exc:  # noqa: BLE001 - a bug in the short path (or a previous snapshot another
+            # gather just cleaned up) must not sink the gather: go long
+            self.fell_back[probe.name] = exc.__class__.__name__
             return False
         if output is None:
             return False

@@ -182,6 +182,29 @@ def test_parts_removed_by_a_concurrent_gather_fall_back_to_a_full_one(make_repo:
     assert _normal(store.load_raw(repo) or {}) == _normal(gather(repo).model_dump(mode="json"))
 
 
+def test_a_failed_short_path_runs_in_full_and_says_so_outside_the_snapshot(
+        make_repo: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The previous snapshot can vanish under a re-gather (a concurrent gather cleaned it up): the probe runs in
+    full, the gather reports why, and the snapshot still equals a full gather's: no note of it is stored."""
+    from repocontext.lazyjson import StoreError
+    from repocontext.probes.call_sites import CallSitesProbe
+
+    repo = make_repo(BASE)
+    settings = Settings.from_env()
+    service.gather_repo(settings, repo, warm=False)
+
+    def vanished(*_: Any) -> None:
+        raise StoreError("a part of the previous snapshot is gone")
+
+    monkeypatch.setattr(CallSitesProbe, "run_incremental", vanished)
+    write_files(repo, {"app/net.py": "import yaml\nyaml.load(1)\n"})
+    commit_all(repo, "change")
+    result = _assert_like_a_full_gather(settings, repo)
+    assert isinstance(result, Regathered)
+    assert result.fell_back == {"call_sites": "StoreError"} and "call_sites" not in result.incremental
+    assert not [d for d in result.diagnostics if "incremental" in d.message]
+
+
 def test_a_damaged_probe_cache_is_started_afresh(make_repo: Callable[..., Path], home: Path) -> None:
     repo = make_repo(BASE)
     settings = Settings.from_env()

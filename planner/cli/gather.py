@@ -52,4 +52,7 @@ def gather_command(
     if isinstance(context, Regathered):
         updated = ", ".join(context.incremental) or "none"
         console.print(f"  re-gathered: {len(context.changed)} changed file(s); updated from them alone: {updated}")
+        if context.fell_back:
+            fell = ", ".join(f"{name} ({why})" for name, why in sorted(context.fell_back.items()))
+            console.print(f"  ran in full after a failed update: {fell}")
     console.print(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")
