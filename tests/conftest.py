@@ -49,6 +49,15 @@ def advisory_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def daemon_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite's own place for planner daemons: a developer's running daemon never serves the tests'
+    commands, and tests that start one (tests/test_daemon.py) stop it."""
+    folder = tmp_path_factory.mktemp("daemon")
+    os.environ["PLANNER_DAEMON_DIR"] = str(folder)
+    return folder
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """make_repo({"path": "content"}, name="repo", commit=True) → a real git work tree."""

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "provenance": ("planner.cli.runs:provenance_command", "Show the provenance record of a run or bundle build."),
     "worker": ("planner.cli.worker:worker_command", "Serve portfolio runs from a Celery broker."),
     "ui": ("planner.cli.ui:ui_command", "A read-only local web UI over runs, bundles and provenance."),
+    "daemon": ("planner.cli.daemon:app", "A warm process later commands are handed to (no start-up imports)."),
 }
 
 
@@ -53,9 +54,9 @@ def _root() -> None:
     """Task-class context manifests, provenance-logged context bundles and the maintenance planner."""
 
 
-def main() -> None:
+def main(prog_name: str | None = None) -> None:
     try:
-        app()
+        app(prog_name=prog_name)
     except PlannerError as exc:
         error_line(exc.message)
         sys.exit(int(exc.exit_code))

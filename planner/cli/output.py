@@ -8,9 +8,19 @@ from typing import Any
 
 from rich.console import Console
 
-# Pipes and CI logs get a wide fixed width instead of rich's 80-column default.
-console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def reset_consoles() -> None:
+    """(Re)configure the consoles for this process's streams: at import, and in a daemon's forked child,
+    whose streams and terminal are the client's (modules hold these very objects, so they are re-made in
+    place). Pipes and CI logs get a wide fixed width instead of rich's 80-column default."""
+    console.__init__(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)  # type: ignore[misc]
+    err_console.__init__(stderr=True, highlight=False)  # type: ignore[misc]
+
+
+reset_consoles()
 
 
 def emit_json(data: Any) -> None:

@@ -1,0 +1,74 @@
+"""`planner daemon start | stop | status`: a warm process that runs commands without Python's imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Annotated
+
+import typer
+
+from planner.cli.output import console, emit_json
+from planner.daemon.address import socket_path
+from planner.daemon.client import ask
+from planner.errors import EnvironmentProblem
+
+app = typer.Typer(help="A warm planner process that commands are handed to (skips start-up imports).",
+                  no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+STARTUP_SECONDS = 30.0
+
+
+def _status() -> dict[str, object]:
+    answer = ask({"ping": True})
+    found: dict[str, object] = {"running": False, "socket": socket_path()}
+    if answer and answer.startswith("pong "):
+        pid, started, served, idle = answer.split()[1:5]
+        found.update(running=True, pid=int(pid), uptime_s=round(time.time() - float(started)),
+                     commands=int(served), idle_exit_s=float(idle))
+    return found
+
+
+@app.command("start")
+def start_command(idle: Annotated[float, typer.Option(help="Exit after this many seconds without a command.")]
+                  = 1800.0, as_json: JsonOpt = False) -> None:
+    """Start this checkout's daemon (a no-op when it is already running); later commands use it."""
+    if not _status()["running"]:
+        subprocess.Popen([sys.executable, "-m", "planner.daemon.server", "--idle", str(idle)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not _status()["running"]:
+            if time.monotonic() > deadline:
+                raise EnvironmentProblem(f"the planner daemon did not start listening on {socket_path()} "
+                                         f"within {STARTUP_SECONDS:.0f} s")
+            time.sleep(0.05)
+    _show(_status(), as_json)
+
+
+@app.command("stop")
+def stop_command(as_json: JsonOpt = False) -> None:
+    """Stop this checkout's daemon (running commands finish); commands then run in-process."""
+    answer = ask({"stop": True})
+    if as_json:
+        emit_json({"stopped": answer == "bye", "socket": socket_path()})
+    else:
+        console.print("stopped the planner daemon" if answer == "bye" else "no planner daemon was running")
+
+
+@app.command("status")
+def status_command(as_json: JsonOpt = False) -> None:
+    """Whether this checkout's daemon runs, since when, and how many commands it has run."""
+    _show(_status(), as_json)
+
+
+def _show(found: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        emit_json(found)
+    elif found["running"]:
+        console.print(f"planner daemon running: pid {found['pid']}, up {found['uptime_s']} s, "
+                      f"{found['commands']} command(s) run, exits after {found['idle_exit_s']:.0f} s idle; "
+                      f"socket {found['socket']}")
+    else:
+        console.print(f"no planner daemon running (socket {found['socket']})")

@@ -1,0 +1,75 @@
+"""One forwarded command, in a child forked by the daemon: it becomes the client's process in all that
+the command can see (streams, terminal, environment, working directory, argv), runs the CLI, and reports
+the exit status."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import socket
+import sys
+from typing import Any, NoReturn
+
+
+def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -> NoReturn:
+    code = 70
+    try:
+        _become(fds, header)
+        conn.sendall(f"pid {os.getpid()}\n".encode())
+        code = _run(str(header.get("prog") or "planner"))
+    except BaseException as exc:  # noqa: BLE001 - whatever happens, the client gets a status
+        _write_err(f"error: internal error in the planner daemon: {exc.__class__.__name__}: {exc}\n")
+    finally:
+        try:
+            atexit._run_exitfuncs()  # what a normal interpreter exit would run
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001 - a closed pipe must not keep the status from the client
+            pass
+        try:
+            conn.sendall(f"exit {code}\n".encode())
+        finally:
+            os._exit(0)
+
+
+def _become(fds: list[int], header: dict[str, Any]) -> None:
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(header["env"])
+    os.chdir(header["cwd"])
+    tty = os.isatty(1)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's own streams
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1 if tty else -1)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False,  # noqa: SIM115
+                      buffering=1)
+    sys.argv = ["planner", *header["argv"]]
+    from planner.cli.output import reset_consoles
+
+    reset_consoles()  # they looked at the daemon's streams and terminal when imported
+
+
+def _run(prog: str) -> int:
+    from planner.cli import main
+
+    try:
+        main(prog)
+    except SystemExit as exit_:
+        return _code(exit_.code)
+    return 0
+
+
+def _code(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    _write_err(f"{value}\n")  # sys.exit("message") prints the message and exits 1
+    return 1
+
+
+def _write_err(text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode("utf-8", "backslashreplace"))

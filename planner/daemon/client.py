@@ -1,0 +1,138 @@
+"""The `planner` entry point: hand the command to a running daemon, else run it in-process.
+
+Standard library only, so a forwarded command costs Python's start-up and little more. The wire protocol
+(one connection per command): the client sends an 8-byte length with its stdin/stdout/stderr descriptors
+attached, then that many bytes of JSON (argv, env, cwd); the server answers lines: `stale` (run it
+yourself), or `pid N` and, when the command is done, `exit CODE`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from typing import Any
+
+from planner.daemon.address import IN_PROCESS, MODE_ENV, socket_path
+
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def connect(timeout: float | None = None) -> socket.socket | None:
+    """A connection to this checkout's daemon, or None when none is listening."""
+    path = socket_path()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:  # no socket file, a refused (dead) one, a path too long: no daemon
+        sock.close()
+        return None
+    return sock
+
+
+def send(sock: socket.socket, header: dict[str, Any], fds: list[int]) -> None:
+    payload = json.dumps(header).encode()
+    socket.send_fds(sock, [struct.pack("!Q", len(payload))], fds)
+    sock.sendall(payload)
+
+
+def lines(sock: socket.socket) -> Any:
+    """The server's answer, line by line, until it closes the connection."""
+    buffer = b""
+    while True:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode()
+
+
+def ask(header: dict[str, Any], timeout: float = 5.0) -> str | None:
+    """One control request (ping, stop) and its one-line answer; None when no daemon answers."""
+    sock = connect(timeout)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            send(sock, header, [])
+            return next(iter(lines(sock)), None)
+        except OSError:
+            return None
+
+
+def forward(argv: list[str]) -> int | None:
+    """Run `planner ARGV` in the daemon; its exit code, or None when it must run in-process."""
+    mode = os.environ.get(MODE_ENV, "").strip().lower()
+    if mode == "off" or (argv and argv[0] in IN_PROCESS):
+        return None
+    sock = connect()
+    if sock is None:
+        if mode == "auto":
+            start_in_background()
+        return None
+    with sock:
+        try:
+            send(sock, {"argv": argv, "prog": _prog_name(), "env": dict(os.environ), "cwd": os.getcwd()}, [0, 1, 2])
+        except OSError:  # e.g. a closed stdin: nothing to pass, so run here
+            return None
+        return _follow(sock)
+
+
+def _prog_name() -> str:
+    """How this process was called, as usage lines name it (the child's own __main__ is the daemon's)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name:
+        return f"python -m {spec.name.removesuffix('.__main__')}"
+    return os.path.basename(sys.argv[0]) or "planner"
+
+
+def _follow(sock: socket.socket) -> int | None:
+    child: list[int] = []
+    pending: list[int] = []  # a signal that came before the child's pid: delivered as soon as it is known
+
+    def relay(signum: int, _frame: Any) -> None:
+        if child:
+            os.kill(child[0], signum)
+        else:
+            pending.append(signum)
+
+    for signum in FORWARDED_SIGNALS:
+        signal.signal(signum, relay)
+    for line in lines(sock):
+        kind, _, value = line.partition(" ")
+        if kind == "stale" and not child:
+            return None
+        if kind == "pid":
+            child.append(int(value))
+            for signum in pending:
+                os.kill(child[0], signum)
+        elif kind == "exit":
+            return int(value)
+    if not child:
+        return None  # the daemon went away before taking the command: it has not run
+    sys.stderr.write("error: the planner daemon's process for this command ended without an exit status\n")
+    return 70
+
+
+def start_in_background() -> None:
+    """PLANNER_DAEMON=auto: start one for the next command, without waiting for it."""
+    import subprocess  # only here: most commands never start one
+
+    subprocess.Popen([sys.executable, "-m", "planner.daemon.server"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def main() -> None:
+    code = forward(sys.argv[1:])
+    if code is None:
+        from planner.cli import main as run_here
+
+        run_here()
+    else:
+        sys.exit(code)

@@ -1,0 +1,157 @@
+"""The daemon: imports what the commands use once, then forks a child per forwarded command.
+
+The server never runs a command itself, so every child starts from the same freshly imported state a new
+process would have (no caches warmed by an earlier command, no open files, one thread). It holds a lock
+for its lifetime (one daemon per socket, even when several start at once), answers `ping` and `stop`,
+refuses commands once the code it imported has changed on disk (`stale`: the client runs them itself,
+and the server exits), and exits after `--idle` seconds without a command.
+
+Run: python -m planner.daemon.server [--idle SECONDS]   (what `planner daemon start` does)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import importlib
+import json
+import os
+import socket
+import struct
+import sys
+import time
+from typing import Any
+
+from planner.daemon.address import code_stamp, socket_path
+
+IDLE_SECONDS = 1800.0
+# What the commands import, loaded before the first fork. planner.cli.output's consoles are re-made in
+# each child (planner.daemon.child), as they read the terminal when created.
+PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.cli.dispatch",
+           "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio", "planner.cli.hotviews",
+           "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.dispatch",
+           "planner.hotviews.bundles", "repocontext.gather", "repocontext.regather", "repocontext.probes")
+
+
+class Server:
+    def __init__(self, path: str, idle: float) -> None:
+        self.path, self.idle = path, idle
+        self.started = time.time()
+        self.last = time.monotonic()
+        self.served = 0
+        self.stamp = code_stamp()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def listen(self) -> None:
+        if os.path.exists(self.path):
+            os.unlink(self.path)  # ours to replace: the lock says no live daemon holds it
+        old = os.umask(0o177)  # the socket is the user's alone (and its folder is 0700)
+        try:
+            self.listener.bind(self.path)
+        finally:
+            os.umask(old)
+        self.listener.listen(64)
+        self.listener.settimeout(1.0)
+
+    def loop(self) -> None:
+        while time.monotonic() - self.last < self.idle:
+            _reap()
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(None)
+                if _same_user(conn) and self.handle(conn) == "exit":
+                    return
+
+    def handle(self, conn: socket.socket) -> str:
+        try:
+            header, fds = _receive(conn)
+        except (OSError, ValueError):
+            return "next"  # a client that went away or spoke nonsense
+        try:
+            if header.get("ping"):
+                conn.sendall(f"pong {os.getpid()} {self.started:.0f} {self.served} {self.idle:.0f}\n".encode())
+                return "next"
+            if header.get("stop"):
+                conn.sendall(b"bye\n")
+                return "exit"
+            if code_stamp() != self.stamp:
+                conn.sendall(b"stale\n")
+                return "exit"
+            self.last = time.monotonic()
+            self.served += 1
+            if os.fork() == 0:
+                from planner.daemon.child import run_forwarded
+
+                self.listener.close()
+                run_forwarded(conn, fds, header)  # never returns
+            return "next"
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def close(self) -> None:
+        self.listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    data, fds, _, _ = socket.recv_fds(conn, 8, 3)
+    if len(data) != 8:
+        raise ValueError("short header")
+    size = struct.unpack("!Q", data)[0]
+    payload = b""
+    while len(payload) < size:
+        chunk = conn.recv(min(size - len(payload), 1 << 20))
+        if not chunk:
+            raise ValueError("truncated request")
+        payload += chunk
+    return json.loads(payload), list(fds)
+
+
+def _same_user(conn: socket.socket) -> bool:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1] == os.getuid()
+
+
+def _reap() -> None:
+    """Collect finished children (each reports its own exit status to its client)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def serve(idle: float = IDLE_SECONDS) -> int:
+    path = socket_path()
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    lock = open(f"{path}.lock", "a")  # noqa: SIM115 - held for the daemon's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another daemon for this checkout is running or starting
+    for name in PRELOAD:
+        importlib.import_module(name)
+    os.chdir("/")  # hold no folder of the user's busy
+    server = Server(path, idle)
+    server.listen()
+    try:
+        server.loop()
+    finally:
+        server.close()
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="The planner daemon (see `planner daemon --help`).")
+    parser.add_argument("--idle", type=float, default=IDLE_SECONDS, help="exit after this many idle seconds")
+    sys.exit(serve(parser.parse_args().idle))
+
+
+if __name__ == "__main__":
+    main()
