@@ -177,3 +177,20 @@ def test_ctrl_c_reaches_the_command(daemon: dict[str, str], home: Path, make_rep
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err, (out, err)  # as in-process: 128 + SIGINT
     assert status(daemon)["commands"] == 1 and status(daemon)["running"]
+
+
+def test_start_replaces_a_stale_daemon(tmp_path: Path, home: Path) -> None:
+    extra = tmp_path / "site"
+    extra.mkdir()
+    env = {"PLANNER_DAEMON_DIR": str(tmp_path / "daemon"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(extra), os.environ.get("PYTHONPATH", "")]))}
+    old = json.loads(run_cli("daemon", "start", "--json", env=env).stdout)["pid"]
+    (extra / "upgraded.py").write_text("x = 2\n")
+    new = json.loads(run_cli("daemon", "start", "--json", env=env).stdout)
+    try:
+        assert new["running"] and new["pid"] != old
+        _gone(int(old))
+        assert run_cli("--help", env=env).returncode == 0 and status(env)["commands"] == 1
+    finally:
+        run_cli("daemon", "stop", env=env)
+        _gone(int(new["pid"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -23,11 +24,23 @@ STARTUP_SECONDS = 30.0
 def _status() -> dict[str, object]:
     answer = ask({"ping": True})
     found: dict[str, object] = {"running": False, "socket": socket_path()}
+    if answer and answer.startswith("stale "):  # it runs older code, and is exiting now
+        _wait_for_exit(int(answer.split()[1]))
     if answer and answer.startswith("pong "):
         pid, started, served, idle = answer.split()[1:5]
         found.update(running=True, pid=int(pid), uptime_s=round(time.time() - float(started)),
                      commands=int(served), idle_exit_s=float(idle))
     return found
+
+
+def _wait_for_exit(pid: int) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
 
 
 @app.command("start")

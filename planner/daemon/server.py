@@ -72,15 +72,15 @@ class Server:
         except (OSError, ValueError):
             return "next"  # a client that went away or spoke nonsense
         try:
-            if header.get("ping"):
-                conn.sendall(f"pong {os.getpid()} {self.started:.0f} {self.served} {self.idle:.0f}\n".encode())
-                return "next"
             if header.get("stop"):
                 conn.sendall(b"bye\n")
                 return "exit"
             if code_stamp() != self.stamp:
-                conn.sendall(b"stale\n")
+                conn.sendall(f"stale {os.getpid()}\n".encode())  # a ping too: `daemon start` waits, starts anew
                 return "exit"
+            if header.get("ping"):
+                conn.sendall(f"pong {os.getpid()} {self.started:.0f} {self.served} {self.idle:.0f}\n".encode())
+                return "next"
             self.last = time.monotonic()
             self.served += 1
             if os.fork() == 0:
