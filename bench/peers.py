@@ -7,6 +7,8 @@ ROUNDS rounds run, in this order each round so machine load falls on all alike:
   the compiled advisory index is shared, as on any machine after its first gather (its one-off build is
   printed on its own);
 - ours, re-gather: one file changed and committed, then the same command again (whole-process);
+- the same two with `planner daemon` running (started once per tree, before the rounds): the command is
+  handed to a warm process, so it skips Python's imports (the client process is what is timed);
 - repomix: `repomix TREE -o OUT --quiet` (packs the whole tree), when `repomix` is on PATH;
 - aider: its RepoMap over every file of the tree, when an interpreter that imports `aider` is given
   (`--aider-python`, or the one behind `aider` on PATH).
@@ -78,7 +80,12 @@ def ours_env(home: Path, index: Path) -> dict[str, str]:
     # PYTHONDONTWRITEBYTECODE (set on some sandboxes) would make every run compile the project from source;
     # an installed tool, like the peers' installs, runs from bytecode.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_") and k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PLANNER_HOME": str(home), "PLANNER_ADVISORY_INDEX": str(index), "PYTHONPATH": str(ROOT)}
+    return {**env, "PLANNER_HOME": str(home), "PLANNER_ADVISORY_INDEX": str(index), "PYTHONPATH": str(ROOT),
+            "PLANNER_DAEMON": "off"}
+
+
+def with_daemon(env: dict[str, str], folder: Path) -> dict[str, str]:
+    return {**env, "PLANNER_DAEMON": "", "PLANNER_DAEMON_DIR": str(folder)}
 
 
 def gather(tree: Path, env: dict[str, str]) -> float:
@@ -88,7 +95,7 @@ def gather(tree: Path, env: dict[str, str]) -> float:
     return timed(command, env, ROOT)[0]
 
 
-def touch_and_commit(tree: Path, round_no: int) -> None:
+def touch_and_commit(tree: Path, round_no: str) -> None:
     readme = tree / "README.md"
     readme.write_text(readme.read_text(encoding="utf-8") + f"\n<!-- bench round {round_no} -->\n", encoding="utf-8")
     subprocess.run([*GIT, "-C", str(tree), "commit", "-q", "-am", f"round {round_no}"], check=True)
@@ -118,18 +125,24 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
     home = work / f"{name}-warm-home"
     first = gather(tree, ours_env(home, index))
     print(f"  (first gather, compiling the advisory index too: {first:.2f} s)")
+    daemon, daemon_home = work / f"{name}-daemon", work / f"{name}-daemon-home"
+    timed([sys.executable, "-m", "planner", "daemon", "start"], with_daemon(ours_env(home, index), daemon), ROOT)
+    gather(tree, with_daemon(ours_env(daemon_home, index), daemon))
     for n in range(rounds):
-        cold_home = work / f"{name}-cold-{n}"
-        times["ours cold"].append(gather(tree, ours_env(cold_home, index)))
-        shutil.rmtree(cold_home, ignore_errors=True)
-        touch_and_commit(tree, n)
-        times["ours re-gather"].append(gather(tree, ours_env(home, index)))
+        for label, wrap in (("", lambda env: env), (", daemon", lambda env: with_daemon(env, daemon))):
+            cold_home = work / f"{name}-cold-{n}"
+            times[f"ours cold{label}"].append(gather(tree, wrap(ours_env(cold_home, index))))
+            shutil.rmtree(cold_home, ignore_errors=True)
+            touch_and_commit(tree, f"{n}{label}")
+            warm = daemon_home if label else home
+            times[f"ours re-gather{label}"].append(gather(tree, wrap(ours_env(warm, index))))
         if shutil.which("repomix"):
             times["repomix"].append(timed(["repomix", str(tree), "-o", str(work / "packed.xml"), "--quiet"])[0])
         if aider:
             times["aider repo map"].append(timed([aider, "-c", AIDER_MAP, str(tree)], cwd=work)[0])
             for cache in tree.glob(".aider.tags.cache*"):  # its tag cache: remove it, so each run is cold
                 shutil.rmtree(cache, ignore_errors=True)
+    timed([sys.executable, "-m", "planner", "daemon", "stop"], with_daemon(ours_env(home, index), daemon), ROOT)
     ours_tokens = context_tokens(home, tree)
     for task_class, tokens in bundle_tokens(home, tree).items():
         print(f"  {task_class} bundle {tokens:,} tokens = {100 * tokens / ours_tokens:.1f} % of the full RepoContext")
@@ -167,12 +180,13 @@ def context_tokens_of_text(path: Path) -> int:
 
 def report(times: dict[str, list[float]]) -> None:
     medians = {k: statistics.median(v) for k, v in times.items()}
-    ours = medians["ours cold"]
+    ours, warm = medians["ours cold"], medians.get("ours cold, daemon")
     for label, median in medians.items():
-        faster = "faster" if median > ours else "slower"
-        ratio = "" if label.startswith("ours") else f"   ours cold is {median / ours:.2f}× {faster}"
+        ratio = "" if label.startswith("ours") else f"   ours cold is {median / ours:.2f}×"
+        if warm and not label.startswith("ours"):
+            ratio += f", with the daemon {median / warm:.2f}× (> 1: we are faster)"
         spread = f"min {min(times[label]):.2f}, max {max(times[label]):.2f}"
-        print(f"  {label:<16} median {median:6.2f} s  ({spread}){ratio}")
+        print(f"  {label:<24} median {median:6.2f} s  ({spread}){ratio}")
 
 
 def main() -> int:

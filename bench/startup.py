@@ -5,6 +5,8 @@ Three figures, each the median of several runs of a fresh `python -m planner` pr
 2. `planner gather REPO` after a one-file commit on a ~1,700-file real repository (installed
    packages' source copied into a git repo; the first gather is not timed);
 3. `planner dispatch vulnerability-remediation` on the bundled example (examples/shop, in a copy).
+Each is measured without a daemon (PLANNER_DAEMON=off) and, for this checkout, again with
+`planner daemon` running (the command is handed to a warm process; the client process is timed).
 
 Bytecode is written once first (to a temporary PYTHONPYCACHEPREFIX), as after a pip install.
 `--before DIR` runs the same commands from DIR's checkout as well (its .venv if it has one, else this
@@ -53,30 +55,34 @@ def real_repo(root: Path) -> Path:
     return root
 
 
-def timed(python: str, tree: Path, args: list[str], home: Path) -> float:
+def timed(python: str, tree: Path, args: list[str], home: Path, daemon: Path | None = None) -> float:
     # Bytecode as an installed tool has it (pip compiles on install), kept outside the trees measured.
     env = {**os.environ, "PLANNER_HOME": str(home), "PYTHONPYCACHEPREFIX": str(home.parent / "pycache"),
            "PYTHONPATH": str(tree)}  # the tree's own code, ahead of any editable install
     for name in ("PLANNER_REDIS_URL", "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
+    env.update({"PLANNER_DAEMON": "", "PLANNER_DAEMON_DIR": str(daemon)} if daemon else {"PLANNER_DAEMON": "off"})
     start = time.perf_counter()
     subprocess.run([python, "-m", "planner", *args], cwd=tree, env=env, capture_output=True, check=False)
     return time.perf_counter() - start
 
 
-def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int) -> dict[str, float]:
+def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int,
+            daemon: Path | None = None) -> dict[str, float]:
     own = tree / ".venv" / "bin" / "python"
     python = str(own) if own.exists() else sys.executable
     home = base / f"home-{label}"
     timed(python, tree, ["dispatch", "--help"], home)  # writes the bytecode once, as an install would
-    figures = {"--help": statistics.median(timed(python, tree, ["--help"], home) for _ in range(rounds))}
-    timed(python, tree, ["gather", str(repo)], home)  # the first, full gather is not what is measured
+    if daemon:
+        timed(python, tree, ["daemon", "start"], home, daemon)
+    figures = {"--help": statistics.median(timed(python, tree, ["--help"], home, daemon) for _ in range(rounds))}
+    timed(python, tree, ["gather", str(repo)], home, daemon)  # the first, full gather is not what is measured
     samples = []
     for i in range(rounds):
         target = repo / "src" / "yaml" / "__init__.py"
         target.write_text(target.read_text() + f"\n# bench edit {label} {i}\n")
-        git(repo, "commit", "-q", "-am", f"edit {i}")
-        samples.append(timed(python, tree, ["gather", str(repo)], home))
+        git(repo, "commit", "-q", "-am", f"edit {label} {i}")
+        samples.append(timed(python, tree, ["gather", str(repo)], home, daemon))
     figures["gather after a one-file commit"] = statistics.median(samples)
     samples = []
     for i in range(rounds):
@@ -84,8 +90,10 @@ def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int) -> dict
         shutil.copytree(tree / "examples" / "shop", shop)
         samples.append(timed(python, tree, ["dispatch", "vulnerability-remediation", "--repo", str(shop),
                                             "--advisories", str(tree / "examples" / "advisories")],
-                             base / f"dispatch-{label}-{i}"))
+                             base / f"dispatch-{label}-{i}", daemon))
     figures["dispatch on examples/shop"] = statistics.median(samples)
+    if daemon:
+        timed(python, tree, ["daemon", "stop"], home, daemon)
     return figures
 
 
@@ -101,6 +109,7 @@ def main() -> None:
         print(f"real repository: {files} files; median of {args.rounds} runs, whole process, seconds")
         trees = ([("before", args.before.resolve())] if args.before else []) + [("after", HERE)]
         results = {label: measure(label, tree, repo, base, args.rounds) for label, tree in trees}
+        results["after, daemon"] = measure("daemon", HERE, repo, base, args.rounds, base / "daemon")
     for name in results["after"]:
         shown = "  ".join(f"{label} {figures[name]:.2f}" for label, figures in results.items())
         print(f"  {name:<32} {shown}")

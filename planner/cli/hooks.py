@@ -17,7 +17,8 @@ from repocontext import hooks
 
 app = typer.Typer(help="Git hooks that re-gather after commit, merge and rewrite.", no_args_is_help=True)
 RepoArg = Annotated[Path, typer.Argument(help="The git repository.")]
-PASSED_ENV = ("PLANNER_ADVISORIES", "PLANNER_TASK_CLASS_PATH", "PLANNER_REDIS_URL")
+PASSED_ENV = ("PLANNER_ADVISORIES", "PLANNER_TASK_CLASS_PATH", "PLANNER_REDIS_URL", "PLANNER_DAEMON",
+              "PLANNER_DAEMON_DIR")  # PLANNER_DAEMON=auto: the hooks' gathers start and use a warm daemon
 
 
 @app.command("install")
