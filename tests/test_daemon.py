@@ -194,3 +194,28 @@ def test_start_replaces_a_stale_daemon(tmp_path: Path, home: Path) -> None:
     finally:
         run_cli("daemon", "stop", env=env)
         _gone(int(new["pid"]))
+
+
+def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Path, home: Path,
+                                                                   make_repo: Callable[..., Path]) -> None:
+    """The client forwards signals only while a daemon's child runs the command: once the daemon has said
+    `stale` and the command runs in the client's own process, SIGTERM ends it (and its worker processes)
+    as it would any command, instead of being held for a child that never came."""
+    extra = tmp_path / "site"
+    extra.mkdir()
+    env = {"PLANNER_DAEMON_DIR": str(tmp_path / "daemon"), "PLANNER_DAEMON": "", "PLANNER_GATHER_WORKERS": "2",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(extra), os.environ.get("PYTHONPATH", "")]))}
+    old = json.loads(run_cli("daemon", "start", "--json", env=env).stdout)["pid"]
+    (extra / "upgraded.py").write_text("x = 3\n")
+    repo = make_repo({f"pkg{i // 100}/m{i}.py": f"import os\nos.path.join('{i}')\n" for i in range(6000)})
+    proc = subprocess.Popen([sys.executable, "-m", "planner", "gather", str(repo)], env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("SIGTERM did not end a command run in-process after a stale daemon")
+    assert proc.returncode == -signal.SIGTERM
+    _gone(int(old))

@@ -102,8 +102,19 @@ def _follow(sock: socket.socket) -> int | None:
         else:
             pending.append(signum)
 
-    for signum in FORWARDED_SIGNALS:
-        signal.signal(signum, relay)
+    saved = {signum: signal.signal(signum, relay) for signum in FORWARDED_SIGNALS}
+    try:
+        code = _await(sock, child, pending)
+    finally:  # running the command here after all (stale daemon), it must get the default behaviour back
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+    if code is None:
+        for signum in pending:  # what the user sent while we asked: now it is this process's to act on
+            signal.raise_signal(signum)
+    return code
+
+
+def _await(sock: socket.socket, child: list[int], pending: list[int]) -> int | None:
     for line in lines(sock):
         kind, _, value = line.partition(" ")
         if kind == "stale" and not child:
@@ -112,6 +123,7 @@ def _follow(sock: socket.socket) -> int | None:
             child.append(int(value))
             for signum in pending:
                 os.kill(child[0], signum)
+            pending.clear()
         elif kind == "exit":
             return int(value)
     if not child:
