@@ -1,6 +1,7 @@
 """Benchmark: our gather beside the peers that pack or map a repository, on real trees, interleaved.
 
-For each real tree from ../shared/corpus (python/pythondotorg at its newest commit, docker/awesome-compose),
+For each real tree from ../shared (python/pythondotorg at its newest commit, docker/awesome-compose, and
+pypa/advisory-database: 2,663 small YAML files),
 ROUNDS rounds run, in this order each round so machine load falls on all alike:
 
 - ours, cold: `python -m planner gather TREE [--advisories ADV]` in a fresh PLANNER_HOME (no RepoContext yet);
@@ -64,6 +65,13 @@ def trees(work: Path) -> dict[str, Path]:
         target = work / "awesome-compose"
         target.mkdir()
         found["awesome-compose"] = unpack(archive, target)  # as bench/realworld.py unpacks it
+    if ADVISORIES.is_dir():  # pypa/advisory-database's tree: the 2,663-file repository of small YAML files
+        target = work / "advisory-database"
+        shutil.copytree(ADVISORIES, target)
+        subprocess.run([*GIT, "init", "-q", "-b", "main", str(target)], check=True)
+        subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
+        subprocess.run([*GIT, "-C", str(target), "commit", "-qm", "advisory-database"], check=True)
+        found["advisory-database"] = target
     return found
 
 
@@ -96,7 +104,7 @@ def gather(tree: Path, env: dict[str, str]) -> float:
 
 
 def touch_and_commit(tree: Path, round_no: str) -> None:
-    readme = tree / "README.md"
+    readme = next(p for p in (tree / "README.md", tree / "LICENSE") if p.is_file())  # one tracked text file
     readme.write_text(readme.read_text(encoding="utf-8") + f"\n<!-- bench round {round_no} -->\n", encoding="utf-8")
     subprocess.run([*GIT, "-C", str(tree), "commit", "-q", "-am", f"round {round_no}"], check=True)
 
