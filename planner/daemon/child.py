@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -> NoReturn:
     code = 70
+    conn.settimeout(None)  # the command may take as long as it takes
     try:
         _become(fds, header)
         conn.sendall(f"pid {os.getpid()}\n".encode())

@@ -26,6 +26,7 @@ from typing import Any
 from planner.daemon.address import code_stamp, socket_path
 
 IDLE_SECONDS = 1800.0
+REQUEST_SECONDS = 10.0
 # What the commands import, loaded before the first fork. planner.cli.output's consoles are re-made in
 # each child (planner.daemon.child), as they read the terminal when created.
 PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.cli.dispatch",
@@ -35,12 +36,11 @@ PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.c
 
 
 class Server:
-    def __init__(self, path: str, idle: float) -> None:
-        self.path, self.idle = path, idle
+    def __init__(self, path: str, idle: float, stamp: str) -> None:
+        self.path, self.idle, self.stamp = path, idle, stamp
         self.started = time.time()
         self.last = time.monotonic()
         self.served = 0
-        self.stamp = code_stamp()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
     def listen(self) -> None:
@@ -62,7 +62,7 @@ class Server:
             except TimeoutError:
                 continue
             with conn:
-                conn.settimeout(None)
+                conn.settimeout(REQUEST_SECONDS)  # a client that connects and says nothing holds no one up
                 if _same_user(conn) and self.handle(conn) == "exit":
                     return
 
@@ -135,10 +135,11 @@ def serve(idle: float = IDLE_SECONDS) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another daemon for this checkout is running or starting
+    stamp = code_stamp()  # before importing: a file changed meanwhile makes this daemon stale, not wrong
     for name in PRELOAD:
         importlib.import_module(name)
     os.chdir("/")  # hold no folder of the user's busy
-    server = Server(path, idle)
+    server = Server(path, idle, stamp)
     server.listen()
     try:
         server.loop()
