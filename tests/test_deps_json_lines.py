@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
+from typing import Any
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repocontext.deps import json_lines
-from repocontext.deps.json_lines import ELEMENT, key_lines
+from repocontext.deps.json_lines import ELEMENT, key_lines, parsed_key_lines
 
 TEXT = """\
 {
@@ -53,3 +59,43 @@ def test_the_unrolled_token_pattern_tokenizes_as_the_plain_one() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         expected = [m.group(0, 1, 2) for m in plain.finditer(text)]
         assert [m.group(0, 1, 2) for m in json_lines._TOKEN.finditer(text)] == expected, text
+
+
+_KEYS = st.text(alphabet=st.sampled_from(['a', 'b', '"', "\\", "\n", "é", ":", "{", " ", "\u2028", "\x01"]), max_size=4)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | _KEYS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def _prints(value: Any) -> list[str]:
+    """The layouts a JSON file comes in: npm's two-space print (with and without the final newline), other
+    indents, compact, CRLF line ends; only the first two take the structural path."""
+    try:
+        pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:  # integers beyond 64 bits
+        pretty = json.dumps(value, indent=2, ensure_ascii=False)
+    return [pretty, pretty + "\n", json.dumps(value, indent=4), json.dumps(value), pretty.replace("\n", "\r\n")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_parsed_key_lines_agree_with_the_tokenizer(value: Any) -> None:
+    for text in _prints(value):
+        for depth in (1, 2, 3, 64):
+            assert parsed_key_lines(text, json.loads(text), depth) == key_lines(text, depth), (text, depth)
+
+
+def test_parsed_key_lines_on_lockfile_shapes() -> None:
+    lock = {"lockfileVersion": 1, "requires": True, "dependencies": {
+        "a": {"version": "1", "requires": {"b": "^2"}, "dependencies": {"b": {"version": "2", "dev": True}}},
+        "c": {"version": "3", "requires": {}, "bin": []},
+    }}
+    text = orjson.dumps(lock, option=orjson.OPT_INDENT_2).decode() + "\n"
+    lines = parsed_key_lines(text, lock)
+    assert lines == key_lines(text)
+    assert lines[("dependencies", "a", "dependencies", "b")] == 11
+    assert lines[("dependencies", "c")] == 17
+    duplicated = '{\n  "a": 1,\n  "a": 2\n}'  # the print of the parsed object has one "a": tokenized
+    assert parsed_key_lines(duplicated, json.loads(duplicated)) == {("a",): 2}

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import posixpath
+import random
 from pathlib import Path
 
+from repocontext.deps import npm_lock
 from repocontext.deps.common import Parsed
 from repocontext.deps.npm_lock import parse_package_lock
 
@@ -177,3 +180,38 @@ def test_malformed_and_empty_locks() -> None:
     assert bad.deps == [] and [(i.line, i.level) for i in bad.issues] == [(3, "error")]
     empty = parse_package_lock("package-lock.json", '{"lockfileVersion": 3}', None)
     assert empty.deps == [] and [i.level for i in empty.issues] == ["info"]
+
+
+def _walk_resolve(nodes: set[str], location: str, name: str) -> str | None:
+    """Node's lookup spelled out: try `<folder>/node_modules/<name>` for the folder and each one above it."""
+    base = location
+    while True:
+        candidate = f"{base}/node_modules/{name}" if base else f"node_modules/{name}"
+        if candidate in nodes:
+            return candidate
+        if not base:
+            return None
+        base = posixpath.dirname(base)
+
+
+def test_resolution_matches_the_folder_walk() -> None:
+    """The search paths are built once per folder and shared; they must find what the walk finds, odd keys
+    (empty segments, dots, trailing slashes) included, whatever order the folders are met in."""
+    rng = random.Random(3)
+    parts = ["node_modules", "a", "@s", "b", "", ".", "node_modules/", "x/"]
+    for _ in range(3000):
+        nodes = {"/".join(rng.choice(parts) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(0, 8))}
+        known: dict[str, list[str]] = {}
+        for location in [*nodes, "/".join(rng.choice(parts) for _ in range(rng.randint(0, 6)))]:
+            if location.startswith("/"):
+                continue
+            folders = npm_lock._search_path(location, known)
+            for name in ("a", "b", "@s/b", "node_modules/a"):
+                found = npm_lock._resolve(dict.fromkeys(nodes), folders, name)  # type: ignore[arg-type]
+                assert found == _walk_resolve(nodes, location, name), (location, name, nodes)
+
+
+def test_an_absolute_location_ends_its_search() -> None:
+    """dirname("/") is "/": the walk once looked there forever for a name it could not find."""
+    assert npm_lock._search_path("/node_modules/a", {}) == [
+        "/node_modules/a/node_modules/", "/node_modules/node_modules/", "//node_modules/"]

@@ -5,6 +5,12 @@ current position, so `("packages", "node_modules/a")` maps to the line where
 that key is written inside the `packages` object, not to any other
 `"node_modules/a"` in the file. Array elements are not told apart (all are
 addressed as ELEMENT): no caller needs them, and skipping commas halves the work.
+
+A caller that has already parsed the text can pass the result to
+`parsed_key_lines`: when the text is laid out the way `JSON.stringify(data,
+null, 2)` writes it (every npm lockfile), each key's line follows from the
+structure alone, and walking the parsed values is several times faster than
+tokenizing the text.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from typing import Any
+
+import orjson
 
 # A string (a key when a colon follows) or a bracket; numbers, literals and commas are skipped. The string body
 # is written unrolled (runs of plain characters between escapes): the same tokens as `(?:[^"\\]|\\.)*`, and a
@@ -54,3 +63,53 @@ def key_lines(text: str, max_depth: int = 64) -> dict[KeyPath, int]:
         elif stack:
             stack.pop()
     return lines
+
+
+def parsed_key_lines(text: str, data: Any, max_depth: int = 64) -> dict[KeyPath, int]:
+    """`key_lines(text, max_depth)` for text that parses to `data`, computed from `data` when the text is
+    its two-space pretty print. Equality with that print proves the layout the walk assumes: one line per
+    key or array element, `{}` and `[]` on one line, a closing bracket on a line of its own, no duplicate
+    keys (they would be missing from the print). Any other text is tokenized."""
+    try:
+        printed = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:  # integers beyond 64 bits, lone surrogates, very deep nesting
+        return key_lines(text, max_depth)
+    if text != printed and text != printed + "\n":
+        return key_lines(text, max_depth)
+    lines: dict[KeyPath, int] = {}
+    if data and isinstance(data, (dict, list)):
+        _walk(data, (), 1, max_depth, lines)
+    return lines
+
+
+def _walk(value: Any, path: KeyPath, line: int, max_depth: int, lines: dict[KeyPath, int]) -> int:
+    """Record the keys inside `value`, a non-empty container printed from `line` on; return its last line."""
+    if len(path) >= max_depth:  # key_lines records no key below this depth: only the lines count
+        return line + _span(value)
+    if isinstance(value, dict):
+        for key, child in value.items():
+            line += 1
+            child_path = (*path, key)
+            lines.setdefault(child_path, line)
+            if child and isinstance(child, (dict, list)):
+                line = _walk(child, child_path, line, max_depth, lines)
+    else:
+        child_path = (*path, ELEMENT)
+        for child in value:
+            line += 1
+            if child and isinstance(child, (dict, list)):
+                line = _walk(child, child_path, line, max_depth, lines)
+    return line + 1  # the closing bracket
+
+
+def _span(value: Any) -> int:
+    """How many lines a container's print takes after its first. Iterative: `_walk` recurses at most
+    `max_depth` levels and hands anything deeper to this."""
+    extra = 0
+    stack = [value]
+    while stack:
+        container = stack.pop()
+        extra += len(container) + 1  # one line per member starts, and one closes
+        members = container.values() if isinstance(container, dict) else container
+        stack.extend(m for m in members if m and isinstance(m, (dict, list)))
+    return extra

@@ -12,11 +12,12 @@ have no root entry: the sibling package.json gives the direct set.
 from __future__ import annotations
 
 import posixpath
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from repocontext.deps.common import Issue, Parsed, no_manifest_issue
-from repocontext.deps.json_lines import KeyPath, key_lines
+from repocontext.deps.json_lines import KeyPath, parsed_key_lines
 from repocontext.deps.npm import SECTIONS, load_json
 from repocontext.model import Dependency
 
@@ -81,27 +82,47 @@ def _v1_nodes(deps: dict[str, Any], lines: dict[KeyPath, int], parent: str = "",
     return nodes
 
 
-def _resolve(nodes: dict[str, _Node], location: str, name: str) -> str | None:
-    """The location Node would load `name` from when required at `location`."""
+def _search_path(location: str, known: dict[str, list[str]]) -> list[str]:
+    """The `node_modules/` folders Node looks in for a package required at `location`, nearest first.
+    A folder's list is its own `node_modules/` then its parent's list; `known` keeps the lists built so
+    far, so `posixpath.dirname` (once most of the chain search) runs once per folder, not once per name."""
+    pending: list[str] = []  # folders from `location` up to the first one already known
     base = location
-    while True:
-        candidate = f"{base}/node_modules/{name}" if base else f"node_modules/{name}"
+    while base not in known:
+        pending.append(base)
+        parent = posixpath.dirname(base)
+        if not base or parent == base:  # "" is the top; an absolute key stops at "/", where the walk repeats
+            folders: list[str] = []
+            break
+        base = parent
+    else:
+        folders = known[base]
+    for folder in reversed(pending):
+        folders = [f"{folder}/node_modules/" if folder else "node_modules/", *folders]
+        known[folder] = folders
+    return folders
+
+
+def _resolve(nodes: dict[str, _Node], search_path: list[str], name: str) -> str | None:
+    """The location Node would load `name` from, given the requiring package's `_search_path`."""
+    for folder in search_path:
+        candidate = folder + name
         if candidate in nodes:
             return candidate
-        if not base:
-            return None
-        base = posixpath.dirname(base)
+    return None
 
 
 def _chains(nodes: dict[str, _Node]) -> dict[str, list[str]]:
     """Location → names from a direct dependency to it, by breadth-first walk from the roots."""
     roots = sorted(loc for loc, node in nodes.items() if not node.installed)
     chains: dict[str, list[str]] = {root: [] for root in roots}
-    queue = list(roots)
+    queue = deque(roots)
+    known: dict[str, list[str]] = {}
     while queue:
-        location = queue.pop(0)
+        location = queue.popleft()
+        search_path = _search_path(location, known)
         for name in nodes[location].deps:
-            target = _resolve(nodes, location, name)
+            target = _resolve(nodes, search_path, name)
             if target is None:
                 continue
             link = nodes[target].link
@@ -117,7 +138,11 @@ def _chains(nodes: dict[str, _Node]) -> dict[str, list[str]]:
 
 def _unrequired(nodes: dict[str, _Node]) -> list[str]:
     """Top-level packages that no installed package loads: the best guess at the direct set."""
-    loaded = {_resolve(nodes, loc, name) for loc, node in nodes.items() for name in node.deps}
+    loaded: set[str | None] = set()
+    known: dict[str, list[str]] = {}
+    for location, node in nodes.items():
+        search_path = _search_path(location, known)
+        loaded.update(_resolve(nodes, search_path, name) for name in node.deps)
     return sorted(loc.removeprefix("node_modules/") for loc in nodes
                   if loc.count("node_modules/") == 1 and loc not in loaded)
 
@@ -133,9 +158,9 @@ def parse_package_lock(path: str, text: str, declared: dict[str, bool] | None) -
         return Parsed(issues=[issue] if issue else [])
     result = Parsed()
     if isinstance(data.get("packages"), dict) and data["packages"]:
-        nodes = _v2_nodes(data["packages"], key_lines(text, max_depth=2))
+        nodes = _v2_nodes(data["packages"], parsed_key_lines(text, data, max_depth=2))
     elif isinstance(data.get("dependencies"), dict):
-        nodes = _v1_nodes(data["dependencies"], key_lines(text))
+        nodes = _v1_nodes(data["dependencies"], parsed_key_lines(text, data))
     else:
         return Parsed(issues=[Issue("lockfile has neither `packages` nor `dependencies`", path, None, "info")])
     if not any(not n.installed for n in nodes.values()):
