@@ -219,3 +219,4 @@ def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Pat
         pytest.fail("SIGTERM did not end a command run in-process after a stale daemon")
     assert proc.returncode == -signal.SIGTERM
     _gone(int(old))
+

@@ -9,6 +9,7 @@ import contextlib
 import os
 import socket
 import sys
+import traceback
 from typing import Any, NoReturn
 
 
@@ -20,7 +21,11 @@ def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -
         conn.sendall(f"pid {os.getpid()}\n".encode())
         code = _run(str(header.get("prog") or "planner"))
     except BaseException as exc:  # noqa: BLE001 - whatever happens, the client gets a status
-        _write_err(f"error: internal error in the planner daemon: {exc.__class__.__name__}: {exc}\n")
+        if os.environ.get("PLANNER_DEBUG"):  # as in-process: the traceback the user asked for
+            _write_err("".join(traceback.format_exception(exc)))
+        else:
+            _write_err(f"error: internal error: {exc.__class__.__name__}: {exc} (set PLANNER_DEBUG=1 for a "
+                       "traceback)\n")
     finally:
         try:
             atexit._run_exitfuncs()  # what a normal interpreter exit would run
