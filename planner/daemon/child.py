@@ -20,6 +20,8 @@ def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -
         _become(fds, header)
         conn.sendall(f"pid {os.getpid()}\n".encode())
         code = _run(str(header.get("prog") or "planner"))
+    except KeyboardInterrupt:  # Ctrl-C before the CLI took over its handling
+        code = 130
     except BaseException as exc:  # noqa: BLE001 - whatever happens, the client gets a status
         if os.environ.get("PLANNER_DEBUG"):  # as in-process: the traceback the user asked for
             _write_err("".join(traceback.format_exception(exc)))
