@@ -223,3 +223,25 @@ def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Pat
     assert proc.returncode == -signal.SIGTERM
     _gone(int(old))
 
+
+
+def test_the_folder_a_daemon_is_started_from_cannot_shadow_its_modules(tmp_path: Path, home: Path) -> None:
+    """`python -m` puts the start folder on the import path: a repository holding its own `rich.py` must not
+    become the daemon's rich (the daemon starts from the checkout, wherever the user stands)."""
+    script = Path(sys.executable).parent / "planner"  # the installed console script: no cwd on its path
+    shadow = tmp_path / "repo-with-a-rich-module"
+    shadow.mkdir()
+    (shadow / "rich.py").write_text("raise RuntimeError('a repository module was imported by the daemon')\n")
+    env = {**os.environ, "PLANNER_DAEMON_DIR": str(tmp_path / "daemon"), "PLANNER_DAEMON": ""}
+    started = subprocess.run([str(script), "daemon", "start", "--json"], cwd=shadow, env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    pid = int(json.loads(started.stdout)["pid"])
+    try:
+        listed = subprocess.run([str(script), "task-classes", "list"], cwd=shadow, env=env, capture_output=True,
+                                text=True, timeout=120)
+        assert listed.returncode == 0 and "vulnerability-remediation" in listed.stdout, listed.stderr
+        assert status({"PLANNER_DAEMON_DIR": env["PLANNER_DAEMON_DIR"]})["commands"] == 1
+    finally:
+        subprocess.run([str(script), "daemon", "stop"], env=env, capture_output=True, timeout=60)
+        _gone(pid)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from planner.cli.output import console, emit_json
-from planner.daemon.address import socket_path
+from planner.daemon.address import project_root, socket_path
 from planner.daemon.client import ask
 from planner.errors import EnvironmentProblem
 
@@ -50,7 +50,7 @@ def start_command(idle: Annotated[float, typer.Option(help="Exit after this many
     if not _status()["running"]:
         subprocess.Popen([sys.executable, "-m", "planner.daemon.server", "--idle", str(idle)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+                         start_new_session=True, cwd=project_root())
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _status()["running"]:
             if time.monotonic() > deadline:

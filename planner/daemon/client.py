@@ -16,7 +16,7 @@ import struct
 import sys
 from typing import Any
 
-from planner.daemon.address import IN_PROCESS, MODE_ENV, socket_path
+from planner.daemon.address import IN_PROCESS, MODE_ENV, project_root, socket_path
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -136,8 +136,11 @@ def start_in_background() -> None:
     """PLANNER_DAEMON=auto: start one for the next command, without waiting for it."""
     import subprocess  # only here: most commands never start one
 
+    # Started from the checkout, not from wherever the user stands: `python -m` puts its folder on the
+    # daemon's import path, and a repository's own modules must never shadow the planner's.
     subprocess.Popen([sys.executable, "-m", "planner.daemon.server"], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                     cwd=project_root())
 
 
 def main() -> None:
