@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from typing import Annotated
 
 import typer
 
 from planner.cli.output import console, emit_json
-from planner.daemon.address import project_root, socket_path
-from planner.daemon.client import ask
+from planner.daemon.address import socket_path
+from planner.daemon.client import ask, start_in_background
 from planner.errors import EnvironmentProblem
 
 app = typer.Typer(help="A warm planner process that commands are handed to (skips start-up imports).",
@@ -48,9 +46,7 @@ def start_command(idle: Annotated[float, typer.Option(help="Exit after this many
                   = 1800.0, as_json: JsonOpt = False) -> None:
     """Start this checkout's daemon (a no-op when it is already running); later commands use it."""
     if not _status()["running"]:
-        subprocess.Popen([sys.executable, "-m", "planner.daemon.server", "--idle", str(idle)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, cwd=project_root())
+        start_in_background(idle)
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _status()["running"]:
             if time.monotonic() > deadline:

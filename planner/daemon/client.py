@@ -132,13 +132,15 @@ def _await(sock: socket.socket, child: list[int], pending: list[int]) -> int | N
     return 70
 
 
-def start_in_background() -> None:
-    """PLANNER_DAEMON=auto: start one for the next command, without waiting for it."""
+def start_in_background(idle: float | None = None) -> None:
+    """Start this checkout's daemon without waiting for it (PLANNER_DAEMON=auto, and `planner daemon start`,
+    which then waits for it to answer)."""
     import subprocess  # only here: most commands never start one
 
     # Started from the checkout, not from wherever the user stands: `python -m` puts its folder on the
     # daemon's import path, and a repository's own modules must never shadow the planner's.
-    subprocess.Popen([sys.executable, "-m", "planner.daemon.server"], stdin=subprocess.DEVNULL,
+    idle_args = [] if idle is None else ["--idle", str(idle)]
+    subprocess.Popen([sys.executable, "-m", "planner.daemon.server", *idle_args], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                      cwd=project_root())
 
