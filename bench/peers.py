@@ -1,7 +1,7 @@
 """Benchmark: our gather beside the peers that pack or map a repository, on real trees, interleaved.
 
 For each real tree from ../shared (python/pythondotorg at its newest commit, docker/awesome-compose, and
-pypa/advisory-database: 2,663 small YAML files),
+pypa/advisory-database: 2,663 small YAML files), and any tree given with --tree (a folder or a .tar.gz),
 ROUNDS rounds run, in this order each round so machine load falls on all alike:
 
 - ours, cold: `python -m planner gather TREE [--advisories ADV]` in a fresh PLANNER_HOME (no RepoContext yet);
@@ -17,7 +17,12 @@ ROUNDS rounds run, in this order each round so machine load falls on all alike:
 Everything is timed whole-process, start to exit. Medians are printed, with our cold time's ratio to each
 peer (> 1: we are faster). The bench installs nothing: a missing peer is named and skipped. It also prints
 the full RepoContext's size in tokens beside the packed repository's (repomix's count when it ran).
-Run: python bench/peers.py [--rounds N] [--aider-python PATH]
+Run: python bench/peers.py [--rounds N] [--aider-python PATH] [--tree PATH ...]
+
+The Go row in the README comes from spf13/cobra v1.6.1, as Debian's archive keeps its upstream
+release: curl -O http://deb.debian.org/debian/pool/main/g/golang-github-spf13-cobra/golang-github-spf13-cobra_1.6.1.orig.tar.gz
+then --tree golang-github-spf13-cobra_1.6.1.orig.tar.gz
+(sha256 f38f8b26895903be06089ff20882fc771dbca12f41cf81d7bd823be65e6cec52; 66 files once committed).
 """
 
 from __future__ import annotations
@@ -52,9 +57,28 @@ print(len(text))
 """
 
 
-def trees(work: Path) -> dict[str, Path]:
-    """The real trees, as git repositories; empty when the corpus is absent."""
-    found: dict[str, Path] = {}
+def committed(target: Path, message: str) -> Path:
+    """`target` as a git repository with everything in it committed."""
+    subprocess.run([*GIT, "init", "-q", "-b", "main", str(target)], check=True)
+    subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
+    subprocess.run([*GIT, "-C", str(target), "commit", "-qm", message], check=True)
+    return target
+
+
+def given_tree(given: Path, work: Path) -> tuple[str, Path]:
+    """A tree named on the command line: a folder (copied) or a .tar.gz (unpacked), committed afresh."""
+    name = given.name.removesuffix(".tar.gz").removesuffix(".tgz")
+    target = work / f"given-{name}"
+    if given.is_dir():
+        shutil.copytree(given, target, ignore=shutil.ignore_patterns(".git"))
+        return name, committed(target, name)
+    target.mkdir()
+    return name, unpack(given, target)  # unpacks and commits, as for awesome-compose
+
+
+def trees(work: Path, given: list[Path]) -> dict[str, Path]:
+    """The real trees, as git repositories; empty when the corpus is absent and none was given."""
+    found: dict[str, Path] = dict(given_tree(path, work) for path in given)
     bundle = CORPUS / "pythondotorg.bundle"
     if bundle.is_file():
         target = work / "pythondotorg"
@@ -68,10 +92,7 @@ def trees(work: Path) -> dict[str, Path]:
     if ADVISORIES.is_dir():  # pypa/advisory-database's tree: the 2,663-file repository of small YAML files
         target = work / "advisory-database"
         shutil.copytree(ADVISORIES, target)
-        subprocess.run([*GIT, "init", "-q", "-b", "main", str(target)], check=True)
-        subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
-        subprocess.run([*GIT, "-C", str(target), "commit", "-qm", "advisory-database"], check=True)
-        found["advisory-database"] = target
+        found["advisory-database"] = committed(target, "advisory-database")
     return found
 
 
@@ -201,6 +222,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--aider-python", help="an interpreter that can import aider (for its RepoMap)")
+    parser.add_argument("--tree", type=Path, action="append", default=[],
+                        help="another real tree to measure: a folder or a .tar.gz (repeatable)")
     args = parser.parse_args()
     aider = aider_python(args.aider_python)
     missing = [n for n, ok in (("repomix", shutil.which("repomix")), ("aider", aider)) if not ok]
@@ -208,9 +231,9 @@ def main() -> int:
         print(f"peers not found, skipped: {', '.join(missing)} (this bench installs nothing)")
     with tempfile.TemporaryDirectory(prefix="peers-") as folder:
         work = Path(folder)
-        found = trees(work)
+        found = trees(work, args.tree)
         if not found:
-            print(f"no corpus at {CORPUS}: nothing to measure")
+            print(f"no corpus at {CORPUS} and no --tree: nothing to measure")
             return 0
         for name, tree in found.items():
             files = len(subprocess.run(["git", "-C", str(tree), "ls-files"], capture_output=True, text=True,
