@@ -76,14 +76,16 @@ def test_rendered_slice_equals_resolve_and_render(tmp_path: Path) -> None:
 
 def test_render_all_is_ranked_and_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     specs = slices.slice_set(_classes(tmp_path))
-    rendered = [(spec.key, inputs) for spec, inputs, _ in slices.render_all(CONTEXT, specs)]
+    rendered = [(spec.key, inputs) for spec, inputs, _ in slices.render_all(CONTEXT, specs).slices]
     assert rendered[0] == ("manifests", {})
     assert ("dependencies.${inputs.package}", {}) in rendered
     assert ("dependencies.${inputs.package}", {"package": "yaml"}) in rendered
     assert ("vulnerabilities[package=${inputs.package}]", {"package": "pyyaml"}) in rendered
     assert len(rendered) == 1 + 5 + 3
+    assert slices.render_all(CONTEXT, specs).complete
     monkeypatch.setattr(slices, "MAX_SLICES", 2)
-    assert len(list(slices.render_all(CONTEXT, specs))) == 2
+    cut = slices.render_all(CONTEXT, specs)
+    assert len(cut.slices) == 2 and not cut.complete
     monkeypatch.setattr(slices, "MAX_SLICES", 100)
     monkeypatch.setattr(slices, "MAX_VALUES", 1)
-    assert len(list(slices.render_all(CONTEXT, specs))) == 1 + 2 + 2
+    assert len(slices.render_all(CONTEXT, specs).slices) == 1 + 2 + 2

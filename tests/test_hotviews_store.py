@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import commit_all, write_files
 from hotviews_support import HotBackend
@@ -14,7 +15,7 @@ from planner.bundle import render
 from planner.config import Settings
 from planner.errors import PlannerError
 from planner.hotviews import bundles as hot
-from planner.hotviews import naming, tccms
+from planner.hotviews import naming, slices, tccms
 from planner.hotviews.store import TEMPLATES, HotViews, SliceLookup
 from repocontext.store import RepoContextStore
 
@@ -95,3 +96,52 @@ def test_a_redis_error_is_recorded_not_raised(hv_backend: HotBackend, make_repo:
     assert views.error is not None and views.error.startswith("ResponseError")
     assert views.call(lambda r: r.ping()) is None  # the store stays unavailable for the rest of the build
     assert not views.usable
+
+
+def _slices(client: object, repo: Path) -> dict[bytes, bytes]:
+    key = naming.slices_key(snapshot(repo), naming.tccm_set(tccms.in_service(Settings.from_env())))
+    return {f: v for f, v in client.hgetall(key).items() if f.startswith(b"[")}  # type: ignore[attr-defined]
+
+
+def test_a_warm_carries_slices_of_unchanged_sections_byte_for_byte(hv_backend: HotBackend,
+                                                                     make_repo: Callable[..., Path]) -> None:
+    settings = Settings.from_env()
+    repo = make_repo({**FILES, "app.py": "import requests\n"})
+    service.gather_repo(settings, repo)
+    client = hv_backend.client()
+    write_files(repo, {"app.py": "import requests\nimport yaml\n"})  # source only: dependencies unchanged
+    commit_all(repo)
+    service.gather_repo(settings, repo, warm=False)
+    report = hot.warm(settings, repo.resolve())
+    carried = _slices(client, repo)
+    dependency_slices = sum(orjson.loads(f)[0].startswith("dependencies") for f in carried)
+    assert dependency_slices and report.carried >= dependency_slices and report.slices == len(carried)
+    for name in client.scan_iter(match=f"{naming.PREFIX}:*"):  # the same snapshot warmed from nothing
+        client.delete(name)
+    cold = hot.warm(settings, repo.resolve())
+    assert cold.carried == 0 and _slices(client, repo) == carried
+
+    write_files(repo, {"requirements.txt": "requests==2.32.0\nPyYAML==5.3.1\n"})  # the dependencies change
+    commit_all(repo)
+    service.gather_repo(settings, repo, warm=False)
+    changed = hot.warm(settings, repo.resolve())
+    assert changed.carried < report.carried
+    hit = HotViews.open(settings).slices(snapshot(repo), naming.tccm_set(tccms.in_service(settings)),
+                                         service.task_class(settings, "vulnerability-remediation"),
+                                         {"package": "requests"}).get("dependencies.${inputs.package}",
+                                                                      {"package": "requests"})
+    assert hit is not None and "2.32.0" in hit.body and "2.30.0" not in hit.body
+
+
+def test_a_capped_warm_is_not_carried_from(hv_backend: HotBackend, make_repo: Callable[..., Path],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings.from_env()
+    repo = make_repo({**FILES, "app.py": "x = 1\n"})
+    monkeypatch.setattr(slices, "MAX_SLICES", 2)
+    service.gather_repo(settings, repo)
+    monkeypatch.setattr(slices, "MAX_SLICES", 5_000)
+    write_files(repo, {"app.py": "x = 2\n"})
+    commit_all(repo)
+    service.gather_repo(settings, repo, warm=False)
+    report = hot.warm(settings, repo.resolve())
+    assert report.carried == 0 and report.slices > 2

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from planner import tokens
 from repocontext.lazyjson import LAZY, is_list, is_map, orjson_default, plain
 
 _LAZY_TYPES = frozenset(LAZY)
@@ -136,6 +137,21 @@ def block(item_id: str, body: str, truncated: bool = False) -> str:
     if body and not body.endswith("\n"):
         body += "\n"
     return block_header(item_id) + body + (TRUNCATION_MARK if truncated else "") + "\n"
+
+
+def block_tokens(item_ids: Iterable[str], body: str) -> dict[str, int]:
+    """tokens.count(block(id, body)) for each id, with the body counted once.
+
+    Exact, not estimated: cl100k's pre-tokenizer has no look-behind, and every piece that can hold a
+    newline goes on past it only over more whitespace, so a header ending in a newline and a body that
+    starts with a printable non-space character never share a piece; the block's count is then the
+    header's plus the rest's. Any other body is counted whole per id (tests compare both ways).
+    """
+    ids = list(item_ids)
+    if len(ids) < 2 or not ("!" <= body[:1] <= "~") or any("\n" in i or "\r" in i for i in ids):
+        return {i: tokens.count(block(i, body)) for i in ids}
+    rest = tokens.count(block("", body)[len(block_header("")):])
+    return {i: tokens.count(block_header(i)) + rest for i in ids}
 
 
 def bundle_header(task_class: str, version: str, mode: str, inputs: Mapping[str, str]) -> str:

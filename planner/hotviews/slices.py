@@ -21,7 +21,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planner import tokens
 from planner.bundle import keys, render
 from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM, input_refs, split_key
@@ -105,25 +104,39 @@ def render_slice(context: Mapping[str, Any], spec: SliceSpec, inputs: Mapping[st
     if not resolved.found:
         return None
     body = render.render_value(resolved.value)
-    counts = {}
-    for band, index in spec.ids:
-        entry_id = f"{band}:{index}:{resolved.key}"
-        counts[entry_id] = tokens.count(render.block(entry_id, body))
+    counts = render.block_tokens((f"{band}:{index}:{resolved.key}" for band, index in spec.ids), body)
     return HotSlice(resolved.key, list(resolved.notes), body, plain(resolved.value), counts)
 
 
-def render_all(context: Mapping[str, Any], specs: list[SliceSpec]) -> Iterator[tuple[SliceSpec, dict[str, str],
-                                                                                    HotSlice]]:
-    """(spec, inputs, slice) for every slice to warm, in rank order, within MAX_SLICES and MAX_BYTES."""
-    count = size = 0
+@dataclass
+class Rendered:
+    slices: list[tuple[SliceSpec, dict[str, str], HotSlice]]  # in rank order
+    complete: bool  # False when MAX_SLICES or MAX_BYTES cut the set short
+    carried: int = 0  # how many came from the previous warm instead of being rendered
+
+
+def _variants(context: Mapping[str, Any], spec: SliceSpec) -> Iterator[tuple[dict[str, str], HotSlice]]:
+    variants: list[dict[str, str]] = [{}]
+    variants += [{spec.inputs[0]: value} for value in candidates(context, spec.key)]
+    for inputs in variants:
+        hot = render_slice(context, spec, inputs)
+        if hot is not None:
+            yield inputs, hot
+
+
+def render_all(context: Mapping[str, Any], specs: list[SliceSpec],
+               carried: Mapping[str, list[tuple[dict[str, str], HotSlice]]] | None = None) -> Rendered:
+    """Every slice to warm, in rank order, within MAX_SLICES and MAX_BYTES; a spec found in `carried`
+    (its slices from the previous warm, its section unchanged) is taken from there, not rendered."""
+    out = Rendered([], complete=True)
+    size = 0
     for spec in specs:
-        variants: list[dict[str, str]] = [{}]
-        variants += [{spec.inputs[0]: value} for value in candidates(context, spec.key)]
-        for inputs in variants:
-            hot = render_slice(context, spec, inputs)
-            if hot is None:
-                continue
-            count, size = count + 1, size + len(hot.body)
-            if count > MAX_SLICES or size > MAX_BYTES:
-                return
-            yield spec, inputs, hot
+        reused = (carried or {}).get(spec.key)
+        for inputs, hot in _variants(context, spec) if reused is None else reused:
+            size += len(hot.body)
+            if len(out.slices) + 1 > MAX_SLICES or size > MAX_BYTES:
+                out.complete = False
+                return out
+            out.slices.append((spec, inputs, hot))
+            out.carried += reused is not None
+    return out

@@ -8,6 +8,7 @@ import redis
 from pydantic import BaseModel
 
 from planner.hotviews import naming
+from planner.hotviews.carry import CARRY
 from planner.hotviews.store import TEMPLATES, HotViews
 
 COUNTERS = ("slice_hits", "slice_misses", "bundle_lookups", "bundle_misses", "warms")
@@ -76,7 +77,7 @@ def _collect(r: redis.Redis, stats: Stats) -> Stats:
         if key.startswith(f"{naming.PREFIX}:repo:"):
             stats.repos += 1
         elif ":slices:" in key:
-            stats.slices += entries - int(bool(r.hexists(key, TEMPLATES)))
+            stats.slices += entries - int(bool(r.hexists(key, TEMPLATES))) - int(bool(r.hexists(key, CARRY)))
         elif ":bundle:" in key:
             stats.bundles += 1
         elif key.endswith(":meta"):

@@ -19,7 +19,7 @@ import orjson
 from pydantic import BaseModel
 
 from planner.config import Settings
-from planner.hotviews import naming, slices
+from planner.hotviews import carry, naming, slices
 from planner.hotviews.backend import Backend, connect, errors, reason, ttl_seconds
 from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM
@@ -59,6 +59,7 @@ class WarmReport(BaseModel):
     backend: str
     templates: int
     slices: int
+    carried: int = 0  # slices taken unchanged from the previous warm (their section did not change)
     bytes: int
     bundles: int = 0
     removed_keys: int = 0
@@ -116,15 +117,18 @@ class HotViews:
         started = time.perf_counter()
         specs = slices.slice_set(tccms)
         set_hash = naming.tccm_set(tccms)
+        key = naming.slices_key(snap, set_hash)
+        sections = carry.prints(context, specs)
+        previous = self.call(lambda r: carry.carried(r, snap, set_hash, key, sections, specs)) or {}
+        rendered = slices.render_all(context, specs, previous)
         mapping: dict[str, bytes] = {TEMPLATES: orjson.dumps([s.key for s in specs])}
-        size = 0
-        for spec, inputs, hot in slices.render_all(context, specs):
+        for spec, inputs, hot in rendered.slices:
             mapping[naming.slice_field(spec.key, inputs)] = orjson.dumps(hot.__dict__)
-            size += len(hot.body)
+        mapping[carry.CARRY] = orjson.dumps({"sections": sections, "complete": rendered.complete})  # written last
         report = WarmReport(repo=snap.repo_id, commit=snap.commit, snapshot=snap.fingerprint,
                             renderer=naming.renderer_version(), tccm_set=set_hash, backend=self.backend.shown,
-                            templates=len(specs), slices=len(mapping) - 1, bytes=size, ttl_s=self.ttl)
-        key = naming.slices_key(snap, set_hash)
+                            templates=len(specs), slices=len(rendered.slices), carried=rendered.carried,
+                            bytes=sum(len(hot.body) for _, _, hot in rendered.slices), ttl_s=self.ttl)
         removed = self.call(lambda r: self._write_slices(r, snap, key, mapping, report))
         report.removed_keys = removed or 0
         report.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -212,7 +216,7 @@ class HotViews:
             return None
         counts: dict[str, int] = {}
         for raw in fields:
-            if raw.decode() != TEMPLATES:
+            if raw.startswith(b"["):  # a slice (the other fields are TEMPLATES and carry.CARRY)
                 key = orjson.loads(raw)[0]
                 counts[key] = counts.get(key, 0) + 1
         return counts
