@@ -164,3 +164,31 @@ def test_requirements_split_like_pythondotorg(home: Path, make_repo: Callable[..
     assert ('-Django[argon2]==3.2.19 ; python_version >= "3.6"\n'
             '+Django[argon2]==3.2.20 ; python_version >= "3.6"\n') in state["patch"]
     assert "diff --git a/requirements.txt" not in state["patch"]
+
+
+def test_monorepo_evidence_puts_the_affected_projects_code_first(home: Path, make_repo: Callable[..., Path],
+                                                                  advisories: Path) -> None:
+    uses = "import requests\n\ndef fetch(u):\n    return requests.get(u)\n"
+    test = "import requests\n\ndef test_{pkg}():\n    assert requests.get\n"
+    repo = make_repo({
+        "pyproject.toml": '[project]\nname = "tool"\nversion = "1"\ndependencies = ["requests>=2.31.0"]\n',
+        "tool/client.py": uses, "tests/test_tool.py": test.format(pkg="tool"),
+        "services/shop/requirements/base.txt": "requests==2.30.0\n",  # the project around requirements/
+        "services/shop/shop/client.py": uses, "services/shop/tests/test_shop.py": test.format(pkg="shop"),
+    })
+    state = _run(repo, advisories, package="requests")
+    assert "+requests==2.31.0" in state["patch"] and "pyproject.toml" not in state["patch"]
+    item = state["outcomes"][0]
+    assert item["covering_tests"] == ["services/shop/tests/test_shop.py"]
+    review, elsewhere = item["report"].split("_Planned by")[0].split("#### Elsewhere in the repository")
+    assert "services/shop/shop/client.py:4" in review and "tool/client.py" not in review
+    assert "`tool/client.py:4" in elsewhere and "`tests/test_tool.py`" in elsewhere  # reported, not dropped
+    assert "services/shop" not in elsewhere
+
+
+def test_single_project_evidence_is_not_split(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n",
+                      "app/client.py": "import requests\n\ndef fetch(u):\n    return requests.get(u)\n",
+                      "scripts/sync.py": "import requests\nrequests.post('x')\n"})
+    report = _run(repo, advisories, package="requests")["outcomes"][0]["report"]
+    assert "app/client.py:4" in report and "scripts/sync.py:2" in report and "Elsewhere" not in report

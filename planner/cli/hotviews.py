@@ -69,8 +69,9 @@ def warm_command(
         emit_json(report.model_dump())
         return
     console.print(f"warmed {report.repo} at {report.commit[:12]}: {report.slices} slices from {report.templates} "
-                  f"keys ({report.bytes} bytes; {report.carried} unchanged since the last warm), {report.bundles} bundles, {report.removed_keys} old keys removed, "
-                  f"TTL {report.ttl_s} s, {report.elapsed_ms} ms")
+                  f"keys ({report.bytes} bytes; {report.carried} unchanged since the last warm), "
+                  f"{report.bundles} bundles, {report.removed_keys} old keys removed, TTL {report.ttl_s} s, "
+                  f"{report.elapsed_ms} ms")
     console.print(f"backend: {EMBEDDED_NOTE if report.backend == 'embedded' else report.backend}")
 
 
