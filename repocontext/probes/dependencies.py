@@ -22,6 +22,7 @@ from repocontext.deps.common import Include, Issue, Parsed, declared, group_by_n
 from repocontext.deps.conda_env import parse_conda_env
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
 from repocontext.deps.gomod import gosum_versions, parse_gomod
+from repocontext.deps.gosum import build_list
 from repocontext.deps.npm import parse_package_json
 from repocontext.deps.npm_lock import parse_package_lock
 from repocontext.deps.pipfile import parse_pipfile, parse_pipfile_lock
@@ -188,6 +189,8 @@ def _go(by_name: dict[str, list[str]], texts: _Texts, result: Parsed) -> None:
             checked, issues = gosum_versions(sum_text, _sibling(path, "go.sum"))
             result.issues.extend(issues)
         result.extend(parse_gomod(path, text, checked))
+        if sum_text is not None:  # before Go 1.17 the rest of the build is named only in go.sum
+            result.deps.extend(build_list(_sibling(path, "go.sum"), sum_text, text))
 
 
 def _directory(path: str) -> str:
