@@ -42,6 +42,9 @@ def test_help_and_gather_import_no_graph_stack(home: Path, make_repo: Callable[.
     # Without PLANNER_REDIS_URL a gather warms nothing: no Redis client (real or embedded), no tokenizer.
     assert not modules & {"redis", "fakeredis", "tiktoken"}, modules & {"redis", "fakeredis", "tiktoken"}
     assert not imported("runs", "list") & set(HEAVY)
+    # dispatch imports the graph when it runs, not to print its help or refuse a stray argument
+    assert not imported("dispatch", "--help") & set(HEAVY)
+    assert not imported("dispatch", "vulnerability-remediation", str(repo)) & set(HEAVY)
 
 
 def test_help_lists_every_command_and_typos_get_a_suggestion(home: Path) -> None:

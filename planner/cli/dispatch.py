@@ -9,11 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.apply import apply_patch
-from planner.chain.llm import init_model
 from planner.cli.output import emit_json, err_console, parse_inputs
 from planner.config import Settings
-from planner.dispatch import EXIT, dispatch
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
               "execute": "subgraph"}
@@ -61,6 +58,8 @@ def report(state: dict[str, Any], as_json: bool) -> None:
 
 
 def exit_for(state: dict[str, Any]) -> None:
+    from planner.dispatch import EXIT
+
     code = state.get("exit_code") or EXIT.get(state.get("status", "failed"), 5)
     if code:
         raise typer.Exit(int(code))
@@ -87,6 +86,11 @@ def dispatch_command(
     = None,
 ) -> None:
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
+    # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
+    from planner.apply import apply_patch
+    from planner.chain.llm import init_model
+    from planner.dispatch import dispatch
+
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None

@@ -32,7 +32,8 @@ REQUEST_SECONDS = 10.0
 PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.cli.dispatch",
            "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio", "planner.cli.hotviews",
            "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.dispatch",
-           "planner.hotviews.bundles", "repocontext.gather", "repocontext.regather", "repocontext.probes")
+           "planner.chain.llm", "planner.apply", "planner.hotviews.bundles", "repocontext.gather",
+           "repocontext.regather", "repocontext.probes")
 
 
 class Server:
