@@ -66,5 +66,6 @@ def test_dispatch_remediates_logrus_1_9_0s_yaml_v3(make_repo: Callable[..., Path
     item = state["outcomes"][0]
     assert item["item"]["data"]["findings"][0]["files"] == ["go.sum:12"]
     assert f"+\t{LINE}\n" in state["patch"] and "go mod tidy" in item["report"]
+    assert f"### Upgrade {YAML} v3.0.0-20200313102051-9f266ea9e77c → v{FIXED} (Go)" in item["report"]
     (tmp_path / "fix.diff").write_text(state["patch"])
     subprocess.run(["git", "-C", str(repo), "apply", "--check", str(tmp_path / "fix.diff")], check=True)
