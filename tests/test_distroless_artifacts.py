@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain
-from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
+from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers, programs_run
 
 
 def artifacts(text: str) -> Artifacts:
@@ -66,3 +66,23 @@ def test_package_roles() -> None:
     assert [(c.source, c.dest) for c in out.copies] == [("/usr/lib/libxslt.so.*", "/usr/lib/"),
                                                        ("/usr/lib/libexslt.so.*", "/usr/lib/")]
     assert [b.line for b in out.blockers] == [3, 4, 5]
+
+
+def test_a_build_tool_is_build_only_when_the_build_runs_it() -> None:
+    def blockers(text: str) -> list[str]:
+        stages = chain(parse(text, "Dockerfile").dockerfile)
+        out = Artifacts()
+        package_blockers("Dockerfile", [Installed("git", 2), Installed("curl", 2)], [], out, programs_run(stages))
+        return [b.what.split()[1] for b in out.blockers]
+
+    # This project's own Dockerfile: git is installed for the planner to run, and no RUN uses it
+    assert blockers("FROM python:3.11-slim\nRUN apt-get install -y git curl\nRUN pip install -e .\n") == [
+        "git", "curl"]
+    assert blockers("FROM python:3.11\nRUN apt-get install -y git curl\nRUN git clone https://x/y /src && "
+                    "curl -fsSL https://x/z -o /z\n") == []
+    assert blockers("FROM python:3.11\nRUN apt-get install -y git curl\n"
+                    "RUN pip install git+https://github.com/a/b\n") == ["curl"]  # pip runs git for a git+ URL
+    assert blockers("FROM node:20\nRUN apt-get install -y git curl\nRUN npm ci\n") == ["curl"]  # npm runs git
+    out = Artifacts()  # the user's build_only: says so, evidence or not
+    package_blockers("Dockerfile", [Installed("git", 2)], ["git"], out, frozenset())
+    assert out.blockers == []

@@ -491,6 +491,9 @@ CMD ["gunicorn", "app.wsgi:application"]
     r = m.runtime
     assert not r.shell_free and not r.restructured and r.image == "cgr.dev/chainguard/python:3.12-dev"
     assert [(b.file, b.line, b.what, b.how) for b in r.blockers] == [(
+        "Dockerfile", 2, "package curl is installed in the final image; a shell-free runtime cannot install it",
+        "if only the build needs curl, list it under build_only: in the mapping file; otherwise keep the -dev "
+        "final stage"), (  # no RUN runs curl: it is there for the entrypoint script or a health check
         "Dockerfile", 8, "ENTRYPOINT runs docker-entrypoint.sh (docker-entrypoint.sh, #!/bin/sh)",
         "replace docker-entrypoint.sh with an exec-form ENTRYPOINT that runs the program directly "
         "(move its setup into build steps or the application)")]

@@ -251,10 +251,32 @@ def run_commands(instruction: Instruction) -> list[list[str]]:
     return [[w.text for w in c.words] for text in texts for c in commands(tokenize(text, "script"))]
 
 
-def package_blockers(path: str, installed: list[Installed], build_only: list[str], out: Artifacts) -> None:
+# Package managers that fetch git-sourced dependencies with the git program (pip only for a git+ URL it is given)
+GIT_FETCHERS = frozenset({"npm", "yarn", "pnpm", "go", "bundle", "composer", "cargo"})
+
+
+def programs_run(chain: list[Stage]) -> frozenset[str]:
+    """The programs the chain's RUN instructions run (by name), and git where a package manager may run it
+    (GIT_FETCHERS, or a `git+` URL): evidence that a build tool installed there is used by the build."""
+    found: set[str] = set()
+    for _stage, instruction, _workdir in walk(chain):
+        if instruction.keyword != "RUN":
+            continue
+        for argv in run_commands(instruction):
+            index = command_index_of(argv)
+            program = posixpath.basename(argv[index]) if index is not None else None
+            if program is not None:
+                found.add(program)
+            if program in GIT_FETCHERS or any("git+" in word or word.endswith(".git") for word in argv):
+                found.add("git")
+    return frozenset(found)
+
+
+def package_blockers(path: str, installed: list[Installed], build_only: list[str], out: Artifacts,
+                     run_by_build: frozenset[str] = frozenset()) -> None:
     """Copy the libraries of -dev packages; block on packages the runtime may need and cannot have."""
     for item in installed:
-        kind = role(item.name, build_only) if item.mapped else "unmapped"
+        kind = role(item.name, build_only, run_by_build) if item.mapped else "unmapped"
         if kind == "library":
             for glob in RUNTIME_LIBS[item.name]:
                 out.add(glob, posixpath.dirname(glob) + "/", order=2)

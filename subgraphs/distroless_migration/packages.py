@@ -27,6 +27,15 @@ BUILD_ONLY = frozenset({
     "py3-setuptools", "py3-wheel", "py3-virtualenv", "openssl-dev", "zlib-dev", "libffi-dev", "npm", "go",
     "shadow", "bash", "busybox", "gnutar", "gzip", "findutils",
 })
+# Build tools an application may also run (a web app shelling out to git, a HEALTHCHECK with curl): in a
+# final stage one counts as build-only only when a RUN there runs its program, else it is taken to be
+# installed for the runtime, which a shell-free image cannot carry (the final stage then keeps -dev).
+TOOLS: dict[str, frozenset[str]] = {
+    "git": frozenset({"git"}), "curl": frozenset({"curl"}), "wget": frozenset({"wget"}),
+    "gnupg": frozenset({"gpg", "gpg2", "gpgv"}), "unzip": frozenset({"unzip"}), "zip": frozenset({"zip"}),
+    "xz": frozenset({"xz", "unxz"}), "bzip2": frozenset({"bzip2", "bunzip2"}), "patch": frozenset({"patch"}),
+    "gnutar": frozenset({"tar"}), "gzip": frozenset({"gzip", "gunzip"}), "findutils": frozenset({"find", "xargs"}),
+}
 RUNTIME_LIBS: dict[str, list[str]] = {  # -dev package → the shared libraries a build may link against
     "postgresql-dev": ["/usr/lib/libpq.so.*"], "libpq": ["/usr/lib/libpq.so.*"],
     "libxml2-dev": ["/usr/lib/libxml2.so.*"], "libxslt-dev": ["/usr/lib/libxslt.so.*", "/usr/lib/libexslt.so.*"],
@@ -65,11 +74,16 @@ def runtime_of(name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def role(wolfi: str, build_only: list[str]) -> str:
-    """'provided' | 'build' | 'library' | 'runtime' for a Wolfi package installed in a final stage."""
+def role(wolfi: str, build_only: list[str], run_by_build: frozenset[str] = frozenset()) -> str:
+    """'provided' | 'build' | 'library' | 'runtime' for a Wolfi package installed in a final stage;
+    `run_by_build`: the programs that stage's RUN instructions run (see TOOLS)."""
     if wolfi in PROVIDED_EVERYWHERE:
         return "provided"
-    if wolfi in BUILD_ONLY or wolfi in build_only:
+    if wolfi in build_only:
+        return "build"
+    if wolfi in TOOLS:
+        return "build" if TOOLS[wolfi] & run_by_build else "runtime"
+    if wolfi in BUILD_ONLY:
         return "build"
     if wolfi in RUNTIME_LIBS:
         return "library"
