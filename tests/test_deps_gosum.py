@@ -49,6 +49,7 @@ def test_go117_and_later_list_the_whole_build_themselves() -> None:
     assert build_list("go.sum", LOGRUS_SUM, LOGRUS_MOD.replace("go 1.13", "go 1.21.5")) == []
     assert len(build_list("go.sum", LOGRUS_SUM, LOGRUS_MOD.replace("go 1.13\n", ""))) == 2  # no go line: 1.16
     assert go_version("go 1.9\n") == (1, 9) and go_version("module x\n") is None
+    assert go_version("go 1.21rc1\n") == (1, 21) and go_version("go 1.22.0\n") == (1, 22)
 
 
 def test_the_highest_downloaded_version_is_the_one_built_and_replaced_modules_are_left_out() -> None:

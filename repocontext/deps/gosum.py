@@ -12,22 +12,23 @@ on its go.sum line. A go.mod without a `go` line is read as before 1.17, as Go i
 
 from __future__ import annotations
 
+import re
+
 from repocontext.deps.gomod import directives
 from repocontext.model import Dependency
 from repocontext.osv.versions import InvalidVersion, sort_key
 
 SECTION = "go.sum"
 COMPLETE_FROM = (1, 17)  # the go.mod version from which go.mod itself lists the whole build
+_GO_VERSION = re.compile(r"(\d+)\.(\d+)")
 
 
 def go_version(gomod_text: str) -> tuple[int, int] | None:
     """The `go` directive as (major, minor), or None when there is none (or it is malformed)."""
     for d in directives(gomod_text):
         if d.verb == "go" and d.args:
-            parts = d.args[0].split(".")
-            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-                return int(parts[0]), int(parts[1])
-            return None
+            found = _GO_VERSION.match(d.args[0])  # 1.13, 1.21.5, 1.21rc1
+            return (int(found.group(1)), int(found.group(2))) if found else None
     return None
 
 
