@@ -15,10 +15,10 @@ LINE = f"{YAML} v{FIXED} // indirect"
 
 
 @pytest.mark.parametrize(("gomod", "expected"), [
-    (LOGRUS_MOD, LOGRUS_MOD.replace("\n)\n", f"\n\t{LINE}\n)\n")),  # inside the require block
+    (LOGRUS_MOD, LOGRUS_MOD.replace("require (\n", f"require (\n\t{LINE}\n")),  # first in the require block
     ("module m\n\ngo 1.15\n\nrequire github.com/stretchr/testify v1.7.0\n",
-     f"module m\n\ngo 1.15\n\nrequire github.com/stretchr/testify v1.7.0\nrequire {LINE}\n"),  # after the last require
-    ("module m\n\ngo 1.15\n", f"module m\n\ngo 1.15\n\nrequire {LINE}\n"),  # after the go line
+     f"module m\n\ngo 1.15\n\nrequire {LINE}\n\nrequire github.com/stretchr/testify v1.7.0\n"),  # after go
+    ("module m\n", f"module m\n\nrequire {LINE}\n"),  # no go line: after the module line
 ])
 def test_a_go_sum_only_module_is_required_in_go_mod(make_repo: Callable[..., Path], gomod: str,
                                                     expected: str) -> None:
@@ -67,5 +67,33 @@ def test_dispatch_remediates_logrus_1_9_0s_yaml_v3(make_repo: Callable[..., Path
     assert item["item"]["data"]["findings"][0]["files"] == ["go.sum:12"]
     assert f"+\t{LINE}\n" in state["patch"] and "go mod tidy" in item["report"]
     assert f"### Upgrade {YAML} v3.0.0-20200313102051-9f266ea9e77c → v{FIXED} (Go)" in item["report"]
+    (tmp_path / "fix.diff").write_text(state["patch"])
+    subprocess.run(["git", "-C", str(repo), "apply", "--check", str(tmp_path / "fix.diff")], check=True)
+
+
+def test_two_go_sum_only_modules_are_both_required(make_repo: Callable[..., Path], home: Path,
+                                                    tmp_path: Path) -> None:
+    """Each item inserts its own line; the anchor (the require block's first line) is never edited, so the
+    insertions apply together in one patch."""
+    import json
+    import subprocess
+
+    from planner.config import Settings
+    from planner.dispatch import dispatch
+
+    advisories = tmp_path / "osv"
+    advisories.mkdir()
+    for ident, module, fixed in (("GO-2022-0603", YAML, FIXED), ("GO-2099-0001", "github.com/pmezard/go-difflib",
+                                                                  "1.0.1")):
+        (advisories / f"{ident}.json").write_text(json.dumps({
+            "id": ident, "modified": "2024-05-20T16:03:47Z",
+            "affected": [{"package": {"name": module, "ecosystem": "Go"},
+                          "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": fixed}]}]}]}))
+    repo = make_repo({"go.mod": LOGRUS_MOD, "go.sum": LOGRUS_SUM, "logrus.go": "package logrus\n"})
+    state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, {}, {"advisories": str(advisories)})
+    assert state["status"] == "needs_regeneration", [o["error"] for o in state["outcomes"]]
+    assert [o["status"] for o in state["outcomes"]] == ["needs_regeneration"] * 2
+    assert f"+\t{LINE}\n" in state["patch"]
+    assert "+\tgithub.com/pmezard/go-difflib v1.0.1 // indirect\n" in state["patch"]
     (tmp_path / "fix.diff").write_text(state["patch"])
     subprocess.run(["git", "-C", str(repo), "apply", "--check", str(tmp_path / "fix.diff")], check=True)
