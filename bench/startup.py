@@ -1,7 +1,7 @@
 """Benchmark: whole-process CLI start-up (not a timed test).
 
-Three figures, each the median of several runs of a fresh `python -m planner` process:
-1. `planner --help`;
+Four figures, each the median of several runs of a fresh `python -m planner` process:
+1. `planner --help`, and `planner dispatch --help` (what a mistyped dispatch also costs);
 2. `planner gather REPO` after a one-file commit on a ~1,700-file real repository (installed
    packages' source copied into a git repo; the first gather is not timed);
 3. `planner dispatch vulnerability-remediation` on the bundled example (examples/shop, in a copy).
@@ -76,6 +76,8 @@ def measure(label: str, tree: Path, repo: Path, base: Path, rounds: int,
     if daemon:
         timed(python, tree, ["daemon", "start"], home, daemon)
     figures = {"--help": statistics.median(timed(python, tree, ["--help"], home, daemon) for _ in range(rounds))}
+    figures["dispatch --help"] = statistics.median(timed(python, tree, ["dispatch", "--help"], home, daemon)
+                                                   for _ in range(rounds))
     timed(python, tree, ["gather", str(repo)], home, daemon)  # the first, full gather is not what is measured
     samples = []
     for i in range(rounds):
