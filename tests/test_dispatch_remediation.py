@@ -196,7 +196,7 @@ def test_single_project_evidence_is_not_split(home: Path, make_repo: Callable[..
 
 def test_one_reason_per_installed_version_each_a_sentence(home: Path, make_repo: Callable[..., Path],
                                                            advisories: Path) -> None:
-    repo = make_repo({"a/requirements.txt": "requests==2.30.0\n", "b/requirements.txt": "requests==2.29.0\n"})
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "requirements-dev.txt": "requests==2.29.0\n"})
     report = _run(repo, advisories, package="requests")["outcomes"][0]["report"]
     why = next(line for line in report.splitlines() if line.startswith("**Why this version:**"))
     sentences = why.removeprefix("**Why this version:** ").split(". ")
