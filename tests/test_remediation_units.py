@@ -10,7 +10,7 @@ from test_dispatch_remediation import osv
 
 from planner.config import Settings
 from planner.dispatch import dispatch
-from subgraphs.vulnerability_remediation.units import unit_of
+from subgraphs.vulnerability_remediation.units import split_findings, unit_of
 
 
 def _advisories(tmp_path: Path) -> Path:
@@ -63,3 +63,10 @@ def test_units() -> None:
     assert unit_of("web/package.json", locks) == "web" and unit_of("web/yarn.lock", locks) == "web"
     assert unit_of("svc/requirements/base.txt", locks) == "svc"  # no lockfile: the project folder
     assert unit_of("requirements.txt", locks) == ""
+
+
+def test_findings_are_split_only_when_each_names_its_files() -> None:
+    a = {"id": "A", "files": ["x/requirements.txt:1", "y/requirements.txt:3"]}
+    assert {u: [f["files"] for f in fs] for u, fs in split_findings([a], frozenset()).items()} == {
+        "x": [["x/requirements.txt:1"]], "y": [["y/requirements.txt:3"]]}
+    assert split_findings([a, {"id": "B", "files": []}], frozenset()) == {}  # B would be in no item: no split
