@@ -58,6 +58,9 @@ class Artifacts:
     pip_line: int | None = None  # the first system-wide pip install
     users: set[str] = field(default_factory=set)
     cgo_disabled: bool = False
+    # the programs the RUNs run, git too where a package manager may run it: evidence that a build tool
+    # installed in the final stage is used by the build (packages.TOOLS)
+    programs: set[str] = field(default_factory=set)
 
     def add(self, source: str, dest: str | None = None, order: int = 4) -> None:
         copy = Copy(source, dest or source, order)
@@ -86,6 +89,10 @@ def _inside(path: str, parent: str) -> bool:
 
 def _resolve(path: str, workdir: str) -> str:
     return posixpath.normpath(posixpath.join(workdir, path))
+
+
+# Package managers that fetch git-sourced dependencies with the git program (pip only for a git+ URL it is given)
+GIT_FETCHERS = frozenset({"npm", "yarn", "pnpm", "go", "bundle", "composer", "cargo"})
 
 
 class _Collector:
@@ -130,10 +137,15 @@ class _Collector:
     def _command(self, argv: list[str], line: int, workdir: str) -> None:
         if any(w == "CGO_ENABLED=0" for w in argv):
             self.out.cgo_disabled = True
+        if any("git+" in word or word.endswith(".git") for word in argv):
+            self.out.programs.add("git")  # pip, npm … fetch a git URL with git
         k = command_index_of(argv)
         if k is None:
             return
         program, args = posixpath.basename(argv[k]), argv[k + 1:]
+        self.out.programs.add(program)
+        if program in GIT_FETCHERS:
+            self.out.programs.add("git")
         if _PYTHON.match(program) and args[:2] == ["-m", "venv"]:
             self._venv(_positional(args[2:]), workdir)
         elif _PYTHON.match(program) and args[:2] == ["-m", "pip"]:
@@ -251,32 +263,11 @@ def run_commands(instruction: Instruction) -> list[list[str]]:
     return [[w.text for w in c.words] for text in texts for c in commands(tokenize(text, "script"))]
 
 
-# Package managers that fetch git-sourced dependencies with the git program (pip only for a git+ URL it is given)
-GIT_FETCHERS = frozenset({"npm", "yarn", "pnpm", "go", "bundle", "composer", "cargo"})
-
-
-def programs_run(chain: list[Stage]) -> frozenset[str]:
-    """The programs the chain's RUN instructions run (by name), and git where a package manager may run it
-    (GIT_FETCHERS, or a `git+` URL): evidence that a build tool installed there is used by the build."""
-    found: set[str] = set()
-    for _stage, instruction, _workdir in walk(chain):
-        if instruction.keyword != "RUN":
-            continue
-        for argv in run_commands(instruction):
-            index = command_index_of(argv)
-            program = posixpath.basename(argv[index]) if index is not None else None
-            if program is not None:
-                found.add(program)
-            if program in GIT_FETCHERS or any("git+" in word or word.endswith(".git") for word in argv):
-                found.add("git")
-    return frozenset(found)
-
-
-def package_blockers(path: str, installed: list[Installed], build_only: list[str], out: Artifacts,
-                     run_by_build: frozenset[str] = frozenset()) -> None:
-    """Copy the libraries of -dev packages; block on packages the runtime may need and cannot have."""
+def package_blockers(path: str, installed: list[Installed], build_only: list[str], out: Artifacts) -> None:
+    """Copy the libraries of -dev packages; block on packages the runtime may need and cannot have
+    (`out` is what `collect` found, whose `programs` tell a build tool the build runs)."""
     for item in installed:
-        kind = role(item.name, build_only, run_by_build) if item.mapped else "unmapped"
+        kind = role(item.name, build_only, frozenset(out.programs)) if item.mapped else "unmapped"
         if kind == "library":
             for glob in RUNTIME_LIBS[item.name]:
                 out.add(glob, posixpath.dirname(glob) + "/", order=2)

@@ -37,7 +37,7 @@ from repocontext.dockerfile.copies import walk
 from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.shell import program_index
 from repocontext.model import Instruction, ShellEvidence, Stage
-from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers, programs_run
+from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
 from subgraphs.distroless_migration.commands import Spec, healthcheck_command, shell_to_argv, unwrap_shell
 from subgraphs.distroless_migration.entrypoints import for_cmd, is_argument
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for
@@ -212,7 +212,7 @@ class _Decider:
         if final.user and _account(final.user) & artifacts.users:
             artifacts.add("/etc/passwd", order=0)
             artifacts.add("/etc/group", order=0)
-        package_blockers(ctx.path, ctx.installed, ctx.options.mapping.build_only, artifacts, programs_run(ctx.chain))
+        package_blockers(ctx.path, ctx.installed, ctx.options.mapping.build_only, artifacts)
         if final.entrypoint is None and final.cmd is None:
             self.block(first_run, "the final stage sets no CMD or ENTRYPOINT: a restructured runtime would only run "
                        f"the base image's default ({root.info.entrypoint or 'nothing'})",
