@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from planner.cli.daemon import wait_for_exit
+
 REPO = {"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\nrequests.get('x')\n"}
 
 
@@ -39,15 +41,9 @@ def daemon(tmp_path: Path, home: Path) -> Iterator[dict[str, str]]:
 
 
 def _gone(pid: int, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(pid, 9)
-    pytest.fail(f"daemon {pid} did not exit")
+    if not wait_for_exit(pid, seconds):
+        os.kill(pid, 9)
+        pytest.fail(f"daemon {pid} did not exit")
 
 
 def _same(a: subprocess.CompletedProcess[str], b: subprocess.CompletedProcess[str]) -> None:

@@ -23,7 +23,7 @@ def _status() -> dict[str, object]:
     answer = ask({"ping": True})
     found: dict[str, object] = {"running": False, "socket": socket_path()}
     if answer and answer.startswith("stale "):  # it runs older code, and is exiting now
-        _wait_for_exit(int(answer.split()[1]))
+        wait_for_exit(int(answer.split()[1]), STARTUP_SECONDS)
     if answer and answer.startswith("pong "):
         pid, started, served, idle = answer.split()[1:5]
         found.update(running=True, pid=int(pid), uptime_s=round(time.time() - float(started)),
@@ -31,14 +31,16 @@ def _status() -> dict[str, object]:
     return found
 
 
-def _wait_for_exit(pid: int) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
+def wait_for_exit(pid: int, seconds: float) -> bool:
+    """Whether process `pid` is gone within `seconds` (polled; it need not be our child)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
+            return True
         time.sleep(0.02)
+    return False
 
 
 @app.command("start")
