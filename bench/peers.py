@@ -41,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realworld import CORPUS, GIT, ROOT, unpack
+from realworld_common import committed
 
 ADVISORIES = CORPUS.parent / "advisories" / "pypa"
 
@@ -57,14 +58,6 @@ print(len(text))
 """
 
 
-def committed(target: Path, message: str) -> Path:
-    """`target` as a git repository with everything in it committed."""
-    subprocess.run([*GIT, "init", "-q", "-b", "main", str(target)], check=True)
-    subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
-    subprocess.run([*GIT, "-C", str(target), "commit", "-qm", message], check=True)
-    return target
-
-
 def given_tree(given: Path, work: Path) -> tuple[str, Path]:
     """A tree named on the command line: a folder (copied) or a .tar.gz (unpacked), committed afresh."""
     name = given.name.removesuffix(".tar.gz").removesuffix(".tgz")
@@ -73,7 +66,7 @@ def given_tree(given: Path, work: Path) -> tuple[str, Path]:
         shutil.copytree(given, target, ignore=shutil.ignore_patterns(".git"))
         return name, committed(target, name)
     target.mkdir()
-    return name, unpack(given, target)  # unpacks and commits, as for awesome-compose
+    return name, unpack(given, target, name)
 
 
 def trees(work: Path, given: list[Path]) -> dict[str, Path]:

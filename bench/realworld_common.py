@@ -116,12 +116,17 @@ def fmt_s(value: float | None) -> str:
 
 # ---------------------------------------------------------------- corpus archives
 
-def unpack(archive: Path, dest: Path) -> Path:
+def committed(target: Path, message: str) -> Path:
+    """`target` as a git repository with everything in it committed."""
+    subprocess.run([*GIT, "init", "-q", "-b", "main", str(target)], check=True, capture_output=True)
+    git(target, "add", "-A")
+    git(target, "commit", "-q", "-m", message)
+    return target
+
+
+def unpack(archive: Path, dest: Path, message: str = "awesome-compose") -> Path:
+    """The archive's tree (its one top folder, if it has one) unpacked below `dest` and committed."""
     with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
     entries = [p for p in dest.iterdir() if not p.name.startswith(".")]
-    root = entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
-    subprocess.run([*GIT, "init", "-q", "-b", "main", str(root)], check=True, capture_output=True)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "awesome-compose")
-    return root
+    return committed(entries[0] if len(entries) == 1 and entries[0].is_dir() else dest, message)
