@@ -12,8 +12,12 @@ re-gather after a small commit rewrites only the parts whose bytes changed.
 A split section's member part is: its small fields as one JSON line, a layout
 line, then each long list as JSON-array chunks, one per line (parsed only
 when read; see lazyjson). Writing is crash-safe: parts, then the manifest,
-then `latest`, each atomically; only then are parts no manifest kept (the
-current one and the one before it, which a reader may still be using) removed.
+then `latest`, each atomically; only then are parts no manifest kept removed.
+A manifest is kept while it is current, the one before it, or open: a reader
+holds a shared lock on the manifest it opened for as long as it may read its
+parts (a lease; the OS drops it when the reader exits), and the collector
+skips every manifest it cannot lock exclusively. So any number of processes
+can read and gather one repository at once without losing a part under a reader.
 """
 
 from __future__ import annotations
@@ -124,6 +128,54 @@ def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping
     return name
 
 
+class Lease:
+    """A shared lock on one manifest, held by everything that may still read its parts (the context,
+    its lazy sections and their chunk readers); the fd closes when the last of them is gone."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
+def _leased(path: Path) -> Lease | None:
+    """A shared lock on the manifest at `path` — None when the file is gone (collected) or was
+    replaced between the open and the lock, so the caller re-reads `latest`."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:  # still the file the collector would have to lock
+            return Lease(fd)
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _in_use(path: Path) -> bool:
+    """True when a reader holds `path`'s lease; otherwise the file is removed while locked."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return True
+    try:
+        path.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+    return False
+
+
 def _referenced(manifest: Mapping[str, Any]) -> Iterator[str]:
     for entry in manifest.get("sections", {}).values():
         if "part" in entry:
@@ -133,16 +185,16 @@ def _referenced(manifest: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _collect(directory: Path, keep: set[str]) -> None:
-    """Remove manifests other than `keep`, the parts none of them names, and the older layout's files."""
+    """Remove manifests other than `keep` that no reader holds, the parts no remaining manifest names,
+    and the older layout's files."""
+    keep = set(keep) | {path.name for path in directory.glob(f"*{SUFFIX}")
+                        if path.name not in keep and _in_use(path)}
     used: set[str] = set()
     for name in keep:
         try:
             used.update(_referenced(orjson.loads((directory / name).read_bytes())))
         except (OSError, orjson.JSONDecodeError):
             continue
-    for path in directory.glob(f"*{SUFFIX}"):
-        if path.name not in keep:
-            path.unlink(missing_ok=True)
     for path in (directory / "parts").glob("*.json"):
         if path.stem not in used:
             path.unlink(missing_ok=True)
@@ -157,12 +209,17 @@ def _collect(directory: Path, keep: set[str]) -> None:
 class LazyContext(Mapping[str, Any]):
     """A stored RepoContext as read-only JSON; a section is read and parsed on first access."""
 
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, lease: Lease | None = None) -> None:
         self._dir = directory
         self.name = name
+        self._lease = lease  # its parts stay while this object, or a section read from it, lives
         path = directory / name
         with _reading(path, "manifest"):
-            manifest = parse(path.read_bytes(), str(path))
+            if lease is None:
+                manifest = parse(path.read_bytes(), str(path))
+            else:
+                with os.fdopen(os.dup(lease.fd), "rb") as handle:
+                    manifest = parse(handle.read(), str(path))
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise StoreError(f"RepoContext manifest {path} has an unknown format; re-run `planner gather`")
         self.key: str = manifest["key"]
@@ -189,7 +246,7 @@ class LazyContext(Mapping[str, Any]):
 
     def _member(self, key: str, spec: Mapping[str, Any]) -> LazyMember:
         path = self._dir / "parts" / f"{spec['part']}.json"
-        return LazyMember(lambda: read_member(path), spec["bytes"], spec.get("summary", {}), spec)
+        return LazyMember(lambda: read_member(path, self._lease), spec["bytes"], spec.get("summary", {}), spec)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._sections)
@@ -209,7 +266,7 @@ class LazyContext(Mapping[str, Any]):
 HEAD_READ = 64 * 1024
 
 
-def read_member(path: Path) -> tuple[dict[str, Any], dict[str, ChunkedList], list[str]]:
+def read_member(path: Path, lease: Lease | None = None) -> tuple[dict[str, Any], dict[str, ChunkedList], list[str]]:
     """A split member's part → (small fields, chunked lists, field order). Only the first two lines are
     read now; a chunk is read (pread at its recorded offset) when the list is indexed there."""
     where = str(path)
@@ -227,7 +284,7 @@ def read_member(path: Path) -> tuple[dict[str, Any], dict[str, ChunkedList], lis
     for field, spec in layout["lists"].items():
         offsets = spec["offsets"]
 
-        def fetch(index: int, offsets: list[int] = offsets) -> bytes:
+        def fetch(index: int, offsets: list[int] = offsets, lease: Lease | None = lease) -> bytes:
             return _pread(path, base + offsets[index], offsets[index + 1] - offsets[index] - 1)
 
         lists[field] = ChunkedList(fetch, spec["chunks"], spec["count"], spec["chunk"], spec["bytes"], where)
@@ -247,8 +304,16 @@ def _pread(path: Path, offset: int, length: int) -> bytes:
 
 
 def open_current(directory: Path) -> LazyContext | None:
-    name = current(directory)
-    if name is None or not (directory / name).is_file():
-        return None
-    return LazyContext(directory, name)
+    """The current snapshot with its lease held, or None when there is none. A manifest collected
+    between reading `latest` and locking it means a newer one is current: read `latest` again."""
+    for _ in range(100):
+        name = current(directory)
+        if name is None:
+            return None
+        lease = _leased(directory / name)
+        if lease is not None:
+            return LazyContext(directory, name, lease)
+        if current(directory) == name:  # `latest` names a file that is not there: no snapshot
+            return None
+    raise StoreError(f"the RepoContext under {directory} kept changing while being opened; try again")
 
