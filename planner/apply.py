@@ -13,11 +13,13 @@ import tempfile
 from pathlib import Path
 
 from planner.errors import PlannerError
+from repocontext.home import user_umask
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+    # The user's umask: objects and refs written into their repository get the modes git would give them.
     proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, input=stdin,
-                          env={**os.environ, **(env or {})}, check=False)
+                          env={**os.environ, **(env or {})}, check=False, umask=user_umask())
     if proc.returncode != 0:
         raise PlannerError(f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
     return proc.stdout

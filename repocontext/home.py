@@ -17,3 +17,31 @@ def planner_home() -> Path:
         return Path(explicit).expanduser()
     state = os.environ.get("XDG_STATE_HOME", "").strip()
     return (Path(state).expanduser() if state else Path.home() / ".local" / "state") / "tccm-planner"
+
+
+USER_UMASK_ENV = "PLANNER_USER_UMASK"  # the user's own umask, for what is written into their repository
+PRIVATE_UMASK = 0o077
+
+
+def make_private() -> None:
+    """From here on, everything this process creates is the user's alone (folders 0700, files 0600): the
+    state under PLANNER_HOME holds patches, prompts and reports of private code. A home made group- or
+    world-readable by an older version is closed too. What goes into the user's repository (an applied
+    branch, git hooks) is written with their own umask instead: see user_umask()."""
+    previous = os.umask(PRIVATE_UMASK)
+    os.environ.setdefault(USER_UMASK_ENV, oct(previous))
+    home = planner_home()
+    try:
+        info = home.stat()
+        if info.st_uid == os.getuid() and info.st_mode & 0o077:
+            home.chmod(0o700)
+    except OSError:
+        pass  # not there yet: it will be made 0700
+
+
+def user_umask() -> int:
+    """The umask the user started the planner with (0o022 when unknown)."""
+    try:
+        return int(os.environ.get(USER_UMASK_ENV, ""), 8) & 0o777
+    except ValueError:
+        return 0o022

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from repocontext.home import user_umask
 
 HOOKS = ("post-commit", "post-merge", "post-rewrite")
 MARKER = "# managed by tccm-planner"
@@ -80,7 +81,7 @@ def install(repo: Path, home: Path, python: str, extra_env: dict[str, str] | Non
         elif path.exists():
             action = "updated"
         path.write_text(_script(hook, repo.resolve(), python, env))
-        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        path.chmod(0o777 & ~user_umask())  # an executable as the user's own umask makes it, not the planner's
         changes.append(HookChange(hook, action))
     return changes
 

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from planner.daemon.address import IN_PROCESS, MODE_ENV, project_root, socket_path
+from repocontext.home import make_private
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -146,6 +147,7 @@ def start_in_background(idle: float | None = None) -> None:
 
 
 def main() -> None:
+    make_private()  # before anything is created, here or in the daemon this starts
     code = forward(sys.argv[1:])
     if code is None:
         from planner.cli import main as run_here
