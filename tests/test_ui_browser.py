@@ -37,10 +37,12 @@ def _free_port() -> int:
 def server(ui: UIHome) -> Iterator[str]:
     import uvicorn
 
+    from planner.hostcheck import HostPolicy, guarded
     from planner.ui.app import create_app
 
     port = _free_port()
-    running = uvicorn.Server(uvicorn.Config(create_app(ui.settings), host="127.0.0.1", port=port, log_level="warning"))
+    app = guarded(create_app(ui.settings), HostPolicy("127.0.0.1"))  # as `planner ui` serves it
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
