@@ -12,6 +12,7 @@ from planner.config import Settings
 from planner.context import RunContext
 from planner.errors import ExitCode, PlannerError
 from planner.graph import build_graph
+from planner.inputs import check_inputs, check_sources
 from planner.provenance import new_id
 from planner.runs import RunStore
 
@@ -62,8 +63,10 @@ def _record_end(runs: RunStore, run_id: str, snapshot: Any) -> None:
 
 def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],
              model: Any = None, model_name: str | None = None, on_event: Events | None = None) -> dict[str, Any]:
-    service.task_class(settings, task_class)  # bad input fails here, before a run exists
+    # bad input fails here, before a run exists: an unknown class or input, a missing repository or source
+    check_inputs(service.task_class(settings, task_class), inputs)
     root = service.repo_root(repo)
+    check_sources(options.get("advisories"))
     run_id = new_id()
     runs = RunStore(settings.home)
     runs.create(run_id, task_class, str(root), dict(inputs), {**options, "model": model_name})

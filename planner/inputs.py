@@ -1,8 +1,18 @@
-"""Task inputs given as NAME=VALUE pairs: one parser for the CLI's `--input` and the UI's preview form."""
+"""Task inputs given as NAME=VALUE pairs: one parser for the CLI's `--input` and the UI's preview form, and
+the check against what a task class accepts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from planner.errors import PlannerError
+
+if TYPE_CHECKING:
+    from planner.tccm.model import TCCM
 
 
 def parse_pairs(pairs: Iterable[str], label: str = "input") -> dict[str, str]:
@@ -17,3 +27,35 @@ def parse_pairs(pairs: Iterable[str], label: str = "input") -> dict[str, str]:
             raise ValueError(f"{label} {name!r} given twice")
         inputs[name] = value.strip()
     return inputs
+
+
+def check_inputs(tccm: TCCM, given: Mapping[str, str]) -> None:
+    """Refuse an input the task class does not accept (naming the nearest one it does), a value outside
+    an input's declared values, and a missing required input: never ignore what the user typed."""
+    from planner.tccm.model import BOOLEAN_VALUES  # here: parse_pairs serves the CLI before pydantic is loaded
+
+    accepted = tccm.accepted_inputs()
+    known = ", ".join(sorted(accepted)) or "none"
+    for name, value in given.items():
+        spec = accepted.get(name)
+        if spec is None:
+            near = difflib.get_close_matches(name, list(accepted), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise PlannerError(f"task class {tccm.task_class} does not accept input {name!r}{hint}; "
+                               f"it accepts: {known}")
+        allowed = BOOLEAN_VALUES if spec.kind == "boolean" else spec.values
+        if allowed is not None and str(value).strip().lower() not in {v.lower() for v in allowed}:
+            raise PlannerError(f"input {name}={value!r} is not one of {', '.join(allowed)} "
+                               f"(task class {tccm.task_class})")
+    missing = sorted(name for name, spec in accepted.items() if spec.required and not given.get(name))
+    if missing:
+        raise PlannerError(f"task class {tccm.task_class} needs input {missing[0]}=VALUE "
+                           f"({accepted[missing[0]].description})")
+
+
+def check_sources(joined: str | None, label: str = "advisory source") -> None:
+    """Each advisory source (os.pathsep-joined) must exist: a misspelled path would otherwise mean "no
+    vulnerabilities" without a word."""
+    for part in (joined or "").split(os.pathsep):
+        if part.strip() and not Path(part.strip()).expanduser().exists():
+            raise PlannerError(f"{label} {part.strip()} does not exist (--advisories or PLANNER_ADVISORIES)")

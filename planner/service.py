@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.inputs import check_inputs, check_sources
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
 from repocontext.store import RepoContextStore, StoreError
@@ -55,6 +56,7 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
     opts = dict(options or {})
     if settings.advisories and "advisories" not in opts:
         opts["advisories"] = os.pathsep.join(str(p) for p in settings.advisories)
+    check_sources(opts.get("advisories"))
     from repocontext.gather import GatherError
 
     try:
@@ -67,6 +69,21 @@ def gather_repo(settings: Settings, repo: Path, progress: Progress | None = None
     if warm:
         warm_hot_views(settings, root)
     return done
+
+
+def sources_changed(context: Mapping[str, Any] | None, root: Path, advisories: str | None) -> bool:
+    """True when `advisories` are given and are not the sources (paths and contents' stamp) the stored
+    snapshot's vulnerabilities were evaluated with: a "fresh" snapshot must not answer for other sources.
+    Re-gathering then re-runs that one probe (its settings fingerprint is what changed)."""
+    if not advisories or context is None:
+        return False
+    from repocontext.probe import ProbeContext
+    from repocontext.probes.vulnerabilities import OPTION, VulnerabilitiesProbe
+
+    probe = VulnerabilitiesProbe()
+    wanted = probe.settings_fingerprint(ProbeContext(root=root, files=[], options={OPTION: advisories}))
+    runs = (context.get("meta") or {}).get("probes") or {}
+    return (runs.get(probe.name) or {}).get("settings_hash") != wanted
 
 
 def stored_context(settings: Settings, repo: Path) -> RepoContext:
@@ -136,6 +153,7 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
     from planner.provenance import record_for
 
     tccm = task_class(settings, name)
+    check_inputs(tccm, inputs)
     root = repo_root(repo)
     try:
         bundle, view, hot = hot_views.build_bundle(settings, tccm, root, inputs, per_item=per_item)

@@ -52,12 +52,16 @@ def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[st
         return {}
     settings, root = runtime.context.settings, Path(state["repo"])
     store = RepoContextStore(settings.home)
+    advisories = state["options"].get("advisories") or None
     try:
-        freshness = open_view(root, store).freshness() if store.latest_path(root) else "none"
+        view = open_view(root, store) if store.latest_path(root) else None
+        freshness = view.freshness() if view is not None else "none"
+        if freshness == "fresh" and service.sources_changed(view.context if view else None, root, advisories):
+            freshness = "other-advisories"
     except StoreError:
         freshness = "none"  # an unreadable snapshot is re-made like a missing one
-    if freshness in ("none", "stale", "dirty") and not state["options"].get("no_gather"):
-        options = {"advisories": state["options"]["advisories"]} if state["options"].get("advisories") else None
+    if freshness in ("none", "stale", "dirty", "other-advisories") and not state["options"].get("no_gather"):
+        options = {"advisories": advisories} if advisories else None
         try:
             # Warming pays off only where the views outlive this run (a Redis server): the embedded store dies
             # with the process, and the item bundles build as fast from the RepoContext (awesome-compose:

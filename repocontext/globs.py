@@ -47,6 +47,14 @@ def _segment_regex(segment: str) -> str:
             out.append("[^/]*")
         elif c == "?":
             out.append("[^/]")
+        elif c == "{":  # {a,b}: one of the alternatives (each may hold * ? [..]), as in shells and .gitignore tools
+            end = segment.find("}", i)
+            if end == -1 or "{" in segment[i + 1 : end]:
+                raise GlobError(f"unclosed or nested '{{' in glob segment {segment!r} (braces cannot hold '/')")
+            out.append("(?:" + "|".join(_segment_regex(alt) for alt in segment[i + 1 : end].split(",")) + ")")
+            i = end
+        elif c == "}":
+            raise GlobError(f"'}}' without '{{' in glob segment {segment!r}")
         elif c == "[":
             end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
             if end == -1:
@@ -95,7 +103,7 @@ def filter_paths(patterns: Iterable[str], paths: Sequence[str]) -> list[str]:
     return [p for p in paths if any(c.match(p) for c in compiled)]
 
 
-_MAGIC = re.compile(r"[*?\[]")
+_MAGIC = re.compile(r"[*?\[{]")
 
 
 class PathIndex:

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from planner import service
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.inputs import check_inputs, check_sources
 from planner.portfolio import collect, repos
 from planner.portfolio.model import Engine, Entry, Job, Result, Spec, run_key
 from planner.portfolio.store import PortfolioStore
@@ -59,6 +60,8 @@ def create(settings: Settings, task_class: str, source: Path, inputs: dict[str, 
     from planner.provenance import new_id
 
     tccm = service.task_class(settings, task_class)  # an unknown task class fails before anything is recorded
+    check_inputs(tccm, inputs)  # and so do an input it does not accept and a source that is not there
+    check_sources(os.pathsep.join(advisories))
     found = repos.discover(source)
     spec = Spec(id=f"pf-{new_id()}", task_class=task_class, tccm_sha256=tccm.sha256, inputs=inputs,
                 advisories=advisories, apply=apply, engine=engine, workers=workers, repos_source=str(source))

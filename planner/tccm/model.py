@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from planner.flow.model import Flow, FlowDocument
 from planner.policy.model import Policy, PolicyDocument
+from planner.tccm import keyfields
 from repocontext.globs import GlobError, check_glob, check_globs
 from repocontext.model import SECTIONS
 
@@ -115,6 +116,9 @@ class Entry(_Strict):
                 raise ValueError(f"bad key segment {segment!r}: use name, ${{inputs.NAME}} or [field=value]")
         if "${" in value.replace("${inputs.", "") or len(input_refs(value)) != value.count("${"):
             raise ValueError("only ${inputs.NAME} substitutions are allowed in a key")
+        problem = keyfields.check(segments)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @property
@@ -151,6 +155,28 @@ class BudgetOverride(_Strict):
     per_file_max_tokens: int | None = Field(default=None, gt=0, le=2_000_000)
 
 
+InputName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+
+
+BOOLEAN_VALUES = ("true", "false", "yes", "no", "1", "0", "on", "off")
+
+
+class InputSpec(_Strict):
+    """One run input a task class accepts (`--input NAME=VALUE`)."""
+
+    description: str = Field(max_length=1000)
+    kind: Literal["text", "boolean"] = Field(default="text", description="boolean: true/false (yes/no, 1/0, on/off)")
+    values: list[str] | None = Field(default=None, description="the only values accepted (e.g. [\"true\", \"false\"])")
+    required: bool = Field(default=False, description="a run without it is refused")
+
+
+def _input_specs(value: object) -> object:
+    """`NAME: description` is short for `NAME: {description: ...}`."""
+    if isinstance(value, dict):
+        return {k: {"description": v} if isinstance(v, str) else v for k, v in value.items()}
+    return value
+
+
 class TCCMDocument(_Strict):
     """Exactly what one YAML file says (before `extends` is applied)."""
 
@@ -165,10 +191,19 @@ class TCCMDocument(_Strict):
     may_read: list[Entry] | None = None
     bootstrap_globs: list[str] | None = None
     budget: BudgetOverride | None = None
+    inputs: dict[InputName, InputSpec] | None = Field(default=None, description=(
+        "the run inputs this class accepts, NAME: description or NAME: {description, values, required}; a child "
+        "adds to (or redefines) its parent's. Inputs named in ${inputs.NAME} and policy.relax are accepted too; "
+        "any other --input is refused"))
     policy: PolicyDocument | None = Field(default=None, description="the decision surface: what a run may change")
     flow: FlowDocument | None = Field(
         default=None, description="typed states run per work item instead of one LLM call; a child's states "
                                   "override or add to its parent's by name")
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _short_inputs(cls, value: object) -> object:
+        return _input_specs(value)
 
     @field_validator("version")
     @classmethod
@@ -199,6 +234,7 @@ class TCCM(_Strict):
     may_read: tuple[Entry, ...] = ()
     bootstrap_globs: tuple[str, ...] = ()
     budget: Budget
+    inputs: dict[str, InputSpec] = Field(default_factory=dict)  # declared, extends applied (child wins)
     policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
     flow: Flow | None = None  # the child's flow merged over the parent's, state by state
     flow_origin: dict[str, str] = Field(default_factory=dict)  # flow state → the task class that defined it
@@ -209,3 +245,15 @@ class TCCM(_Strict):
 
     def band(self, name: str) -> tuple[Entry, ...]:
         return getattr(self, name)
+
+    def accepted_inputs(self) -> dict[str, InputSpec]:
+        """Every input a run may pass: the declared ones, those the bands substitute and the policy's relax
+        switches (a class that declares nothing still accepts what it visibly uses)."""
+        found: dict[str, InputSpec] = {}
+        for band in BANDS:
+            for entry in self.band(band):
+                for name in input_refs(entry.slice_key or ""):
+                    found[name] = InputSpec(description=f"substituted in {band}: {entry.selector}")
+        for name in (self.policy.relax if self.policy else {}):
+            found[name] = InputSpec(description=f"lifts policy limits ({name}=true)", kind="boolean")
+        return {**found, **self.inputs}

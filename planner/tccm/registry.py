@@ -252,6 +252,7 @@ class Registry:
             lineage=(doc.task_class, *(t for t in (parent.lineage if parent else ()) if t != doc.task_class)),
             worker=doc.worker or (parent.worker if parent else None),
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
+            inputs={**(parent.inputs if parent else {}), **(doc.inputs or {})},
             flow_origin=flow_origin,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )
