@@ -25,10 +25,17 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str |
     return proc.stdout
 
 
-def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
-    """Commit `patch` on a new `branch` from HEAD; returns the commit id."""
+def check_clean(repo: Path) -> None:
+    """--apply is refused before a run starts, not after, when the work tree has uncommitted changes."""
+    if not (repo / ".git").exists() and _git(repo, "rev-parse", "--is-inside-work-tree").strip() != "true":
+        raise PlannerError(f"{repo} is not a git repository; --apply commits on a new branch")
     if _git(repo, "status", "--porcelain", "--untracked-files=no").strip():
         raise PlannerError(f"{repo} has uncommitted changes; commit or stash them before --apply")
+
+
+def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
+    """Commit `patch` on a new `branch` from HEAD; returns the commit id."""
+    check_clean(repo)
     if _git(repo, "branch", "--list", branch).strip():
         raise PlannerError(f"branch {branch!r} already exists")
     prefix = _git(repo, "rev-parse", "--show-prefix").strip()

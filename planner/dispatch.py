@@ -10,7 +10,7 @@ from typing import Any
 from planner import service
 from planner.config import Settings
 from planner.context import RunContext
-from planner.errors import ExitCode, PlannerError
+from planner.errors import ExitCode, Interrupted, PlannerError
 from planner.graph import build_graph
 from planner.inputs import check_inputs, check_sources
 from planner.provenance import new_id
@@ -44,11 +44,14 @@ def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunS
                                             subgraphs=True, durability="sync"):
             for node in update or {}:
                 context.on_event("node", {"namespace": list(namespace), "node": node})
+    except KeyboardInterrupt:
+        runs.set_status(run_id, "interrupted")
+        raise Interrupted(f"interrupted: resume with `planner runs resume {run_id}`", run_id=run_id) from None
     except Exception as exc:
         runs.set_status(run_id, "failed")
         raise PlannerError(f"run {run_id} stopped in a node: {exc.__class__.__name__}: {exc}; "
                            f"`planner runs resume {run_id}` retries from the last checkpoint",
-                           ExitCode.FAILED) from exc
+                           ExitCode.FAILED, run_id=run_id) from exc
     snapshot = app.get_state(_config(run_id))
     _record_end(runs, run_id, snapshot)
     return dict(snapshot.values)
@@ -73,9 +76,15 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
     context = RunContext(settings=settings, model=model, model_name=model_name,
                          on_event=on_event or (lambda kind, data: None))
     context.on_event("run", {"run_id": run_id})
-    state = {"run_id": run_id, "task_class": task_class, "repo": str(root), "inputs": dict(inputs),
-             "options": options, "results": [], "stages": [], "requests": [], "llm_calls": [], "bundles": []}
-    return _stream(graph_for(runs), state, run_id, context, runs)
+    return _stream(graph_for(runs), _initial(run_id, task_class, str(root), inputs, options), run_id, context, runs)
+
+
+def _initial(run_id: str, task_class: str, repo: str, inputs: Mapping[str, str],
+             options: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's first state: what the graph starts from (on dispatch, and on a resume with no checkpoint)."""
+    return {"run_id": run_id, "task_class": task_class, "repo": repo, "inputs": dict(inputs),
+            "options": {k: v for k, v in options.items() if k != "model"}, "results": [], "stages": [],
+            "requests": [], "llm_calls": [], "bundles": []}
 
 
 def resume(settings: Settings, run_id: str, model: Any = None, model_name: str | None = None,
@@ -86,10 +95,12 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
         raise PlannerError(f"run {row['id']} was superseded by its portfolio's rerun; nothing to resume")
     app = graph_for(runs)
     snapshot = app.get_state(_config(row["id"]))
-    if not snapshot.values:
-        raise PlannerError(f"run {row['id']} has no checkpoint to resume from")
     context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),
                          on_event=on_event or (lambda kind, data: None))
+    if not snapshot.values:  # stopped before its first checkpoint: nothing was done, so it starts over
+        context.on_event("resume", {"run_id": row["id"], "next": ["start (no checkpoint: starting over)"]})
+        start = _initial(row["id"], row["task_class"], row["repo"], row["inputs"], row["options"])
+        return _stream(app, start, row["id"], context, runs)
     if not snapshot.next and not snapshot.tasks:
         _record_end(runs, row["id"], snapshot)
         return dict(snapshot.values)  # already finished: nothing to do

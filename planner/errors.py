@@ -19,15 +19,17 @@ class ExitCode(IntEnum):
     ENVIRONMENT = 6  # storage, Redis, git or another dependency is unusable
     NEEDS_REGENERATION = 7  # edits made, but a lockfile must be regenerated with its own tool (command named)
     BLOCKED = 8  # a work item could not be converted; each blocker is named at file:line
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
 class PlannerError(Exception):
     exit_code: ExitCode = ExitCode.BAD_INPUT
 
-    def __init__(self, message: str, exit_code: ExitCode | None = None) -> None:
+    def __init__(self, message: str, exit_code: ExitCode | None = None, run_id: str | None = None) -> None:
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+        self.run_id = run_id  # the run it stopped, if one was recorded (--json prints it)
 
     @property
     def message(self) -> str:
@@ -54,3 +56,9 @@ class BudgetError(PlannerError):
 
 class EnvironmentProblem(PlannerError):
     exit_code = ExitCode.ENVIRONMENT
+
+
+class Interrupted(PlannerError):
+    """Ctrl-C (or SIGTERM) during a run: the run is marked interrupted and can be resumed."""
+
+    exit_code = ExitCode.INTERRUPTED

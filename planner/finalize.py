@@ -83,7 +83,7 @@ def _record(state: RunState, runtime: Runtime[RunContext]) -> ProvenanceRecord:
     entries = [e.model_copy(update={"status": "requested"}) if e.id in loaded else e for e in bundle.entries]
     tccm, repo = state["tccm"], state.get("repocontext") or {}
     return ProvenanceRecord(
-        id=state["run_id"], kind="run", created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        id=state["run_id"], kind="run", created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
         task_class=state["task_class"],
         status=state.get("status", "failed"),
         tccm=TCCMRef(task_class=tccm["task_class"], path=tccm["path"], version=tccm["version"],
@@ -94,8 +94,18 @@ def _record(state: RunState, runtime: Runtime[RunContext]) -> ProvenanceRecord:
         mode=bundle.mode, inputs=dict(sorted(state["inputs"].items())), entries=entries, totals=bundle.totals,
         bundle_sha256=bundle.sha256, stages=[StageRecord(**s) for s in state.get("stages", [])],
         requests=list(state.get("requests", [])), llm_calls=list(state.get("llm_calls", [])),
-        item_bundles=sorted(state.get("bundles", []), key=lambda b: b["item"]),
+        item_bundles=sorted(state.get("bundles", []), key=lambda b: b["item"]), hot_views=_hot_views(state),
     )
+
+
+def _hot_views(state: RunState) -> str | None:
+    """The run's hot-view status: the run-level bundle's, plus any item bundle's Redis failure (a run must
+    show that it ran degraded, not `null` as if hot views were off)."""
+    status = state.get("hot_views")
+    failed = sorted({b["hot_views"] for b in state.get("bundles", []) if "unavailable" in (b.get("hot_views") or "")})
+    if failed:
+        status = f"{status or 'not used'}; item bundles: {', '.join(failed)}"
+    return status
 
 
 def _write_back(state: RunState, runtime: Runtime[RunContext]) -> None:

@@ -82,6 +82,8 @@ class ProvenanceRecord(BaseModel):
         data = self.model_dump(mode="json", exclude=set(VOLATILE))
         if not hot_views:
             data.pop("hot_views", None)
+            for item in data["item_bundles"]:
+                item.pop("hot_views", None)
             for entry in data["entries"]:
                 if entry["source"] == "hot_view":
                     entry["source"] = "repocontext" if entry["kind"] == "key" else "filesystem"
@@ -96,7 +98,7 @@ def record_for(bundle: Bundle, tccm: TCCM, view: RepoView, kind: Literal["bundle
                run_id: str | None = None, hot_views: str | None = None) -> ProvenanceRecord:
     meta = (view.context or {}).get("meta", {})
     return ProvenanceRecord(
-        id=run_id or new_id(), kind=kind, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        id=run_id or new_id(), kind=kind, created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
         task_class=tccm.task_class,
         tccm=TCCMRef(task_class=tccm.task_class, path=tccm.path, version=tccm.version, sha256=tccm.sha256,
                      chain=list(tccm.chain)),

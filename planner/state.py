@@ -38,6 +38,7 @@ class WorkOutput(TypedDict, total=False):
 
 class RunState(RunInputs, WorkOutput, total=False):
     repocontext: Record  # commit, gathered_at, freshness, mode
+    hot_views: str  # what the hot views did for the run-level bundle ("unavailable (why)" when Redis failed)
     items: list[Record]  # work items (WorkItem.model_dump)
     per_item: list[str]  # set when the items were listed from the RepoContext: the inputs that scope each one
     note: str  # why a run has no work item, for the report

@@ -99,7 +99,7 @@ def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any
                                                  state["inputs"], per_item=per_item)
     except PlannerError as exc:
         return _stop(exc)
-    return {"bundle": bundle.model_dump(mode="json"),
+    return {"bundle": bundle.model_dump(mode="json"), "hot_views": record.hot_views,
             "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
 
 

@@ -143,4 +143,4 @@ def test_keep_unconverted_accepts_the_todos(home: Path, make_repo: Callable[...,
         in patch
     assert "**unmapped" not in state["report"] and "kept as written (TODO)" in state["report"]
     bad = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--input", "keep_unconverted=maybe")
-    assert bad.returncode != 0 and "keep_unconverted='maybe': expected true or false" in bad.stderr
+    assert bad.returncode != 0 and "keep_unconverted='maybe' is not one of true, false" in bad.stderr

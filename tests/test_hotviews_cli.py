@@ -91,3 +91,18 @@ def test_only_a_real_server_outlives_a_command(hv_backend: HotBackend, make_repo
     assert result.returncode == 0, result.stderr
     expected = "slice hit(s)" if hv_backend.kind == "redis" else "slices not warmed in this process (embedded Redis)"
     assert expected in json.loads(result.stdout)["hot_views"]
+
+
+def test_a_run_with_redis_down_says_so_in_its_provenance(home: Path, make_repo: Callable[..., Path],
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANNER_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    repo = make_repo(FILES)
+    advisories = str(Path(__file__).resolve().parents[1] / "examples" / "advisories")
+    code, out, _ = cli(capsys, monkeypatch, "dispatch", "vulnerability-remediation", "--repo", str(repo),
+                       "--advisories", advisories, "--json")
+    run = json.loads(out)
+    assert code == 0 and run["status"] == "succeeded"  # degraded, never failed
+    code, out, _ = cli(capsys, monkeypatch, "provenance", run["run_id"], "--json")
+    record = json.loads(out)
+    assert record["hot_views"].startswith("unavailable (ConnectionError"), record["hot_views"]

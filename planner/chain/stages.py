@@ -55,14 +55,16 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     if not item.inputs:
         return {}  # the run's bundle is the item's
     try:
-        bundle, _, _ = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
-                                            inputs)
+        bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
+                                                 inputs)
     except BudgetError as exc:
         runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
         return {"inputs": inputs, "pending": "over_budget", "error": exc.message,
                 "stages": [_stage(item, "scope_bundle", "over_budget", exc.message)]}
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
+    if "unavailable" in (record.hot_views or ""):  # Redis failed for this item: the run's provenance says so
+        summary["hot_views"] = record.hot_views
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
     return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
         item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}

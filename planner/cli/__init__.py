@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any, NoReturn
 
 import typer
 
-from planner.cli.lazy import LazyGroup
-from planner.cli.output import error_line
+from planner.cli.lazy import LazyGroup, click
+from planner.cli.output import error_line, fail_json, said
 from planner.errors import ExitCode, PlannerError
 
 # name → (target, help). A target naming a typer.Typer is a command group, a function a single command.
@@ -38,6 +39,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 class PlannerGroup(LazyGroup):
     table = COMMANDS
 
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.ClickException as exc:  # kept for --json, which must answer in JSON too
+            said.usage_error = exc.format_message()
+            raise
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.exceptions.ClickException as exc:
+            said.usage_error = exc.format_message()
+            raise
+
 
 app = typer.Typer(
     name="planner",
@@ -54,20 +69,33 @@ def _root() -> None:
     """Task-class context manifests, provenance-logged context bundles and the maintenance planner."""
 
 
+def _fail(message: str, code: int, wants_json: bool, run_id: str | None = None) -> NoReturn:
+    error_line(message)
+    if wants_json:
+        fail_json(message, code, run_id)
+    sys.exit(code)
+
+
 def main(prog_name: str | None = None) -> None:
+    wants_json = "--json" in sys.argv[1:]
     try:
         app(prog_name=prog_name)
     except PlannerError as exc:
-        error_line(exc.message)
-        sys.exit(int(exc.exit_code))
+        _fail(exc.message, int(exc.exit_code), wants_json, exc.run_id)
     except KeyboardInterrupt:
-        error_line("interrupted")
-        sys.exit(130)
+        _fail("interrupted (no run was recorded: nothing to resume)", int(ExitCode.INTERRUPTED), wants_json)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == int(ExitCode.INTERRUPTED) and not said.json:  # typer turns Ctrl-C into exit 130, silently
+            _fail("interrupted (no run was recorded: nothing to resume)", code, wants_json)
+        if code and wants_json:
+            fail_json(said.usage_error or f"exited with code {code}", code)
+        raise
     except Exception as exc:
         if os.environ.get("PLANNER_DEBUG"):
             raise
-        error_line(f"internal error: {exc.__class__.__name__}: {exc} (set PLANNER_DEBUG=1 for a traceback)")
-        sys.exit(70)
+        _fail(f"internal error: {exc.__class__.__name__}: {exc} (set PLANNER_DEBUG=1 for a traceback)", 70,
+              wants_json)
 
 
 __all__ = ["COMMANDS", "ExitCode", "app", "main"]

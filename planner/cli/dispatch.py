@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.cli.output import emit_json, err_console, parse_inputs
+from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
@@ -55,6 +55,8 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                       f"patch: {artifacts.get('patch', '-')}")
     if state.get("branch"):
         err_console.print(f"committed on branch {state['branch']} (git switch {state['branch']})")
+    if str(state.get("error") or "").startswith("--apply refused"):
+        error_line(state["error"])
 
 
 def exit_for(state: dict[str, Any]) -> None:
@@ -87,7 +89,7 @@ def dispatch_command(
 ) -> None:
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
     # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
-    from planner.apply import apply_patch
+    from planner.apply import check_clean
     from planner.chain.llm import init_model
     from planner.dispatch import dispatch
 
@@ -100,11 +102,30 @@ def dispatch_command(
     given = parse_inputs(inputs or [])
     shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
     given.update({k: v for k, v in shortcuts.items() if v and k not in given})
+    if apply and repo.is_dir():
+        check_clean(repo.resolve())
     state = dispatch(settings, task_class, repo, given, options, chat_model, spec, live(as_json))
     if apply and state.get("status") == "succeeded" and state.get("patch"):
-        branch = f"planner/{task_class}/{state['run_id']}"
-        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
-                    + (state.get("report") or "")[:4000])
-        state["branch"] = branch
+        apply_run(settings, task_class, state)
     report(state, as_json)
     exit_for(state)
+
+
+def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> None:
+    """Commit the run's patch on a new branch; a refused apply makes the run failed (recorded so), never a
+    success the user did not get."""
+    from planner.apply import apply_patch
+    from planner.errors import ExitCode, PlannerError
+    from planner.runs import RunStore
+
+    branch = f"planner/{task_class}/{state['run_id']}"
+    try:
+        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
+                    + (state.get("report") or "")[:4000])
+    except PlannerError as exc:
+        RunStore(settings.home).set_status(state["run_id"], "failed")
+        patch = (state.get("artifacts") or {}).get("patch", "the run's patch")
+        state.update(status="failed", exit_code=int(ExitCode.FAILED),
+                     error=f"--apply refused: {exc.message}; the patch is at {patch}")
+        return
+    state["branch"] = branch

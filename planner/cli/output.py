@@ -23,8 +23,26 @@ def reset_consoles() -> None:
 reset_consoles()
 
 
+class _Said:
+    """What this command has said so far: whether it printed its JSON, and the last usage error."""
+
+    json = False
+    usage_error: str | None = None
+
+
+said = _Said()
+
+
 def emit_json(data: Any) -> None:
+    said.json = True
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def fail_json(error: str, exit_code: int, run_id: str | None = None) -> None:
+    """A failed `--json` command still prints one JSON object on stdout (unless it printed its own)."""
+    if not said.json:
+        emit_json({"run_id": run_id, "status": "interrupted" if exit_code == 130 else "error", "error": error,
+                   "exit_code": exit_code})
 
 
 def error_line(message: str) -> None:

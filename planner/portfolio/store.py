@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS portfolio_repos (
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class PortfolioStore:

@@ -21,6 +21,7 @@ Band = Literal["must_read", "should_read", "may_read"]
 _INPUT_REF = re.compile(r"\$\{inputs\.([A-Za-z_][A-Za-z0-9_]*)\}")
 _SEGMENT = re.compile(r"[A-Za-z0-9_.@/+-]+|\$\{inputs\.[A-Za-z_][A-Za-z0-9_]*\}")
 _FILTER = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)=([^\]]+)\]")
+_FLOW_INPUT = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class _Strict(BaseModel):
@@ -254,6 +255,9 @@ class TCCM(_Strict):
             for entry in self.band(band):
                 for name in input_refs(entry.slice_key or ""):
                     found[name] = InputSpec(description=f"substituted in {band}: {entry.selector}")
+        if self.flow is not None:  # `when: item.data.inputs.mode == strict` and the like
+            for name in sorted(set(_FLOW_INPUT.findall(self.flow.model_dump_json()))):
+                found.setdefault(name, InputSpec(description="read by the flow"))
         for name in (self.policy.relax if self.policy else {}):
             found[name] = InputSpec(description=f"lifts policy limits ({name}=true)", kind="boolean")
         return {**found, **self.inputs}
