@@ -195,6 +195,20 @@ def test_start_replaces_a_stale_daemon(tmp_path: Path, home: Path) -> None:
         _gone(int(new["pid"]))
 
 
+def _children(pid: int) -> list[int]:
+    """Live Python child processes of `pid` (the gather's pool workers; not the git it runs), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, _, tail = stat.read_text().rpartition(")")
+        except OSError:
+            continue
+        fields = tail.split()
+        if int(fields[1]) == pid and fields[0] != "Z" and "python" in head.partition("(")[2]:
+            found.append(int(stat.parent.name))
+    return found
+
+
 def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Path, home: Path,
                                                                    make_repo: Callable[..., Path]) -> None:
     """The client forwards signals only while a daemon's child runs the command: once the daemon has said
@@ -209,7 +223,11 @@ def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Pat
     repo = make_repo({f"pkg{i // 100}/m{i}.py": f"import os\nos.path.join('{i}')\n" for i in range(6000)})
     proc = subprocess.Popen([sys.executable, "-m", "planner", "gather", str(repo)], env={**os.environ, **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    # wait for a state, not a duration: the gather's worker processes exist once it runs here, mid-gather
+    deadline = time.monotonic() + 120
+    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None and _children(proc.pid), "the gather never started its workers here"
     proc.send_signal(signal.SIGTERM)
     try:
         proc.communicate(timeout=30)
