@@ -27,7 +27,7 @@ def test_dispatch_status_report_resume_apply(home: Path, tmp_path: Path) -> None
                                           "--advisories", str(ADVISORIES), "--apply", "--workers", "2")
     assert stderr.startswith("portfolio pf-")
     assert code == 0, (stderr, report)
-    assert report["status"] == "finished" and report["done"] == report["repos"] == 3
+    assert report["state"] == "finished" and report["status"] == "succeeded" and report["done"] == report["repos"] == 3
     rows = {Path(r["repo"]).name: r for r in report["repositories"]}
     assert rows["clean0"]["status"] == "no_changes"
     assert rows["shop0"]["status"] == "succeeded" and rows["shop0"]["versions"] == {"pyyaml": "5.4",
@@ -88,7 +88,7 @@ def test_broker_down_pauses_and_resume_continues(home: Path, tmp_path: Path) -> 
     status = json.loads(run_cli("portfolio", "status", portfolio_id, "--json").stdout)
     assert status["status"] == "paused" and status["done"] == 0
     code, report, _ = portfolio_json("resume", portfolio_id, "--engine", "local")  # or the broker, once back
-    assert code == 0 and report["status"] == "finished" and report["repositories"][0]["status"] == "succeeded"
+    assert code == 0 and report["state"] == "finished" and report["repositories"][0]["status"] == "succeeded"
 
 
 def _running_pool_pid(home: Path, coordinator: int) -> tuple[str, int] | None:

@@ -46,7 +46,7 @@ def _coordinator(fleet: Path) -> subprocess.Popen[str]:
 
 
 def _one_run_per_repo(report: dict, fleet: Path) -> None:
-    assert report["status"] == "finished" and report["done"] == report["repos"]
+    assert report["state"] == "finished" and report["done"] == report["repos"]
     assert all(r["status"] == "succeeded" for r in report["repositories"]), report["repositories"]
     runs = json.loads(run_cli("runs", "list", "--json").stdout)  # the coordinator's PLANNER_HOME
     assert sorted(r["repo"] for r in runs) == sorted(str(p.resolve()) for p in fleet.iterdir())

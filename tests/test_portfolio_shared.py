@@ -140,7 +140,7 @@ def test_resume_waits_for_jobs_still_queued_instead_of_sending_them_again(
     assert resume.returncode == 0, err
     assert sum(w.received() for w in pair) == 3  # each job ran once, on whichever worker took it
     report = json.loads(run_cli("portfolio", "report", portfolio_id, "--json").stdout)
-    assert report["status"] == "finished" and [r["status"] for r in report["repositories"]] == ["succeeded"] * 3
+    assert report["state"] == "finished" and [r["status"] for r in report["repositories"]] == ["succeeded"] * 3
     assert all(r["attempts"] == 1 for r in report["repositories"])
     runs = json.loads(run_cli("runs", "list", "--json").stdout)
     assert sorted(r["repo"] for r in runs) == sorted(str(p.resolve()) for p in fleet.iterdir())

@@ -15,6 +15,7 @@ from planner.cli.output import console, emit_json, err_console, parse_inputs
 from planner.config import Settings
 from planner.portfolio import coordinator, report
 from planner.portfolio.model import Spec
+from planner.portfolio.outcomes import rank, to_csv
 from planner.portfolio.store import PortfolioStore
 
 app = typer.Typer(help="Run a task class across many repositories (a local pool, or Celery workers).",
@@ -134,30 +135,38 @@ def _show_report(summary: dict[str, Any], as_json: bool, settings: Settings) -> 
     if as_json:
         emit_json(summary)
         return
-    console.print(f"portfolio {summary['id']}  {summary['task_class']}  {summary['status']}: "
-                  f"{summary['done']}/{summary['repos']} done")
-    table = Table("repository", "status", "findings", "versions chosen", "patch", "branch")
-    for row in summary["repositories"]:
-        versions = ", ".join(f"{k} {v}" for k, v in (row.get("versions") or {}).items())
-        patch = settings.home / "runs" / str(row.get("run_id")) / "patch.diff"
-        note = row.get("error") or row.get("apply_error")
-        table.add_row(escape(row["repo"]), row["status"] + (f": {escape(note)}" if note else ""),
-                      str(row.get("findings", "")), escape(versions) or "-",
-                      str(patch) if row.get("run_id") and patch.is_file() else "-", row.get("branch") or "-")
-    console.print(table)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary["totals"]["by_status"].items(), key=lambda x: rank(x[0])))
+    console.print(f"portfolio {summary['id']}  {summary['task_class']}  [bold]{summary['status']}[/bold]: "
+                  f"{summary['done']}/{summary['repos']} done ({counts})")
+    for group in summary["groups"]:
+        title = f"\n[bold]{group['status']}[/bold] ({len(group['repositories'])})"
+        console.print(title + (f": {escape(group['reason'])}" if group["reason"] else ""))
+        if group["fix"]:
+            console.print(f"  to act: {escape(group['fix'])}")
+        table = Table("repository", "run", "item", *summary["columns"], "where")
+        for repo in group["repositories"]:
+            table.add_row(escape(repo["repo"]), repo["run_id"] or "-", escape(str(repo["item"] or "-")),
+                          *[escape(repo["columns"].get(t, "")) or "-" for t in summary["columns"]],
+                          escape(repo["where"] or "-"))
+        console.print(table)
     totals = summary["totals"]
-    console.print("totals: " + ", ".join(f"{n} {s}" for s, n in totals["by_status"].items())
-                  + f"; {totals['findings']} findings, {totals['patches']} patches, {totals['branches']} branches")
+    console.print(f"\n{totals['findings']} findings, {totals['patches']} patches, {totals['branches']} branches; "
+                  f"patches under {settings.home / 'runs'}/RUN/patch.diff")
 
 
 @app.command("report")
-def report_command(portfolio_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Per repository: status, findings, versions chosen, patch, branch; totals by status and task class."""
+def report_command(portfolio_id: IdArg, as_json: JsonOpt = False, as_csv: Annotated[bool, typer.Option(
+        "--csv", help="One CSV row per work item (repository, run, status, the class's columns, reason, fix).")]
+        = False) -> None:
+    """Repositories grouped by outcome and reason, worst first, each with its run and the class's columns."""
     settings, store = _store()
     try:
         summary = report.summary(store, store.resolve(portfolio_id), full=as_json)
     finally:
         store.close()
+    if as_csv:
+        sys.stdout.write(to_csv(summary["repositories"], summary["columns"]))
+        return
     _show_report(summary, as_json, settings)
 
 

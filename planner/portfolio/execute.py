@@ -32,12 +32,19 @@ def chat_model(spec: str) -> Any:
 
 
 def summarize(state: dict[str, Any]) -> dict[str, Any]:
-    """Findings and versions chosen, from the run's work items (whatever the task class puts in data)."""
+    """Findings and versions chosen, from the run's work items (whatever the task class puts in data), and each
+    item's outcome with the columns its TCCM's `report:` declares."""
+    from planner.portfolio.outcomes import item_rows
+
     outcomes = state.get("outcomes") or []
     findings = sum(len((o["item"].get("data") or {}).get("findings") or []) for o in outcomes)
     versions = {str(data["package"]): str(data["target"]) for o in outcomes
                 if (data := o["item"].get("data") or {}).get("package") and data.get("target")}
-    return {"findings": findings, "items": len(outcomes), "versions": versions}
+    columns = ((state.get("tccm") or {}).get("report") or {}).get("columns") or []
+    prompts = {k.removeprefix("prompt:"): v for k, v in (state.get("artifacts") or {}).items()
+               if k.startswith("prompt:")}
+    return {"findings": findings, "items": len(outcomes), "versions": versions,
+            "items_detail": item_rows(outcomes, columns, prompts)}
 
 
 def ship(settings: Settings, run_id: str) -> Shipped:

@@ -67,6 +67,7 @@ class Result(BaseModel):
     findings: int = 0
     items: int = 0
     versions: dict[str, str] = Field(default_factory=dict)  # package → version chosen
+    items_detail: list[dict[str, Any]] = Field(default_factory=list)  # per item: status, columns, reason
     patch: str = ""
     report: str = ""
     branch: str | None = None

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from planner.portfolio.model import Entry, Spec
+from planner.portfolio.outcomes import groups, worst
 from planner.portfolio.store import PortfolioStore
 
 
@@ -16,7 +17,8 @@ def row(entry: Entry, full: bool) -> dict[str, Any]:
     if result is None:
         return data
     data.update({"run_id": result.run_id, "exit_code": result.exit_code, "findings": result.findings,
-                 "items": result.items, "versions": result.versions, "branch": result.branch,
+                 "items": result.items, "versions": result.versions, "items_detail": result.items_detail,
+                 "branch": result.branch,
                  "error": result.error, "apply_error": result.apply_error, "worker": result.worker,
                  "seconds": result.seconds})
     if full:
@@ -30,14 +32,28 @@ def summary(store: PortfolioStore, portfolio_id: str, full: bool = False) -> dic
     entries = store.entries(portfolio_id)
     done = [e for e in entries if e.result is not None]
     by_status = Counter(e.status for e in entries)
-    return {"id": spec.id, "task_class": spec.task_class, "status": status, "note": note, "engine": spec.engine,
-            "apply": spec.apply, "inputs": spec.inputs, "repos": len(entries), "done": len(done),
+    rows = [row(e, full) for e in entries]
+    outcome = worst(e.status for e in entries)
+    return {"id": spec.id, "task_class": spec.task_class,
+            # finished: its worst outcome (a fleet where every repository is blocked is not "finished")
+            "status": outcome if status == "finished" and outcome else status, "state": status, "note": note,
+            "engine": spec.engine, "apply": spec.apply, "inputs": spec.inputs, "repos": len(entries), "done": len(done),
+            "columns": _titles(rows), "groups": groups(rows),
             "totals": {"by_status": dict(sorted(by_status.items())),
                        "by_task_class": {spec.task_class: dict(sorted(by_status.items()))},
                        "findings": sum(e.result.findings for e in done if e.result),
                        "patches": sum(1 for e in done if e.result and e.result.patch),
                        "branches": sum(1 for e in done if e.result and e.result.branch)},
-            "repositories": [row(e, full) for e in entries]}
+            "repositories": rows}
+
+
+def _titles(rows: list[dict[str, Any]]) -> list[str]:
+    """The task class's report columns, as its runs recorded them (in declared order)."""
+    for data in rows:
+        for item in data.get("items_detail") or []:
+            if item.get("columns"):
+                return list(item["columns"])
+    return []
 
 
 def exit_code(report: dict[str, Any]) -> int:

@@ -171,6 +171,19 @@ class InputSpec(_Strict):
     required: bool = Field(default=False, description="a run without it is refused")
 
 
+class ReportColumn(_Strict):
+    """One column of a fleet report: a work item's value by dotted path (`data.package`, `id`, `status`)."""
+
+    title: str = Field(max_length=40)
+    value: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
+
+
+class ReportSpec(_Strict):
+    """How this class's outcomes read in a portfolio report: the columns that mean something for it."""
+
+    columns: list[ReportColumn] = Field(default_factory=list, max_length=12)
+
+
 def _input_specs(value: object) -> object:
     """`NAME: description` is short for `NAME: {description: ...}`."""
     if isinstance(value, dict):
@@ -200,6 +213,9 @@ class TCCMDocument(_Strict):
     flow: FlowDocument | None = Field(
         default=None, description="typed states run per work item instead of one LLM call; a child's states "
                                   "override or add to its parent's by name")
+    report: ReportSpec | None = Field(default=None, description=(
+        "columns of the fleet (portfolio) report, each a work item's value by dotted path, e.g. "
+        "{title: package, value: data.package}; a child's replace its parent's"))
 
     @field_validator("inputs", mode="before")
     @classmethod
@@ -236,6 +252,7 @@ class TCCM(_Strict):
     bootstrap_globs: tuple[str, ...] = ()
     budget: Budget
     inputs: dict[str, InputSpec] = Field(default_factory=dict)  # declared, extends applied (child wins)
+    report: ReportSpec = ReportSpec()  # the fleet report's columns (the child's, else the parent's)
     policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
     flow: Flow | None = None  # the child's flow merged over the parent's, state by state
     flow_origin: dict[str, str] = Field(default_factory=dict)  # flow state → the task class that defined it

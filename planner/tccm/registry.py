@@ -37,7 +37,7 @@ from planner.flow.validate import Problem, refused_effects, state_problems
 from planner.flow.validate import problems as flow_problems
 from planner.policy import inherit
 from planner.tccm import yamlsource
-from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
+from planner.tccm.model import BANDS, TCCM, Budget, Entry, ReportSpec, TCCMDocument
 
 
 @dataclass
@@ -253,6 +253,7 @@ class Registry:
             worker=doc.worker or (parent.worker if parent else None),
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
             inputs={**(parent.inputs if parent else {}), **(doc.inputs or {})},
+            report=doc.report or (parent.report if parent else ReportSpec()),
             flow_origin=flow_origin,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )
