@@ -186,7 +186,7 @@ def _policy_gate(state: RunState, runtime: Runtime[RunContext], results: list[It
             known = kinds.facts(RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"])))
         except StoreError:
             known = {}  # names decide; a refusal then says which kind the name suggested
-    return gate(policy, results, known, notes)
+    return gate(policy, results, known, notes, reader(state["repo"]))
 
 
 def join(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -75,8 +75,9 @@ def test_runs_page_paginates(ui: UIHome, client: TestClient, monkeypatch: pytest
     monkeypatch.setattr(runlist, "PAGE_SIZE", 2)
     first, second = client.get("/runs").text, client.get("/runs", params={"page": 2}).text
     shown = [re.findall(r'data-id="([^"]+)"', page) for page in (first, second)]
-    # Newest first (ids start with the start time; runs of the same second by id, as `planner runs list`).
-    assert [len(ids) for ids in shown] == [2, 1] and shown[0] + shown[1] == sorted(shown[0] + shown[1], reverse=True)
+    # Newest first: the reverse of `planner runs list` (creation order, exact within a second).
+    newest_first = [r["id"] for r in client.get("/api/runs").json()][::-1]
+    assert [len(ids) for ids in shown] == [2, 1] and shown[0] + shown[1] == newest_first
     assert set(shown[0] + shown[1]) == {r["id"] for r in client.get("/api/runs").json()}
     assert "page 1 of 2" in first and 'rel="next"' in first and "page 2 of 2" in second
     assert "page 2 of 2" in client.get("/runs", params={"page": 99}).text  # past the end: the last page
@@ -149,6 +150,10 @@ def test_compare_names_what_only_one_run_saw(ui: UIHome, client: TestClient) -> 
     assert commit["a"] != commit["b"]
     page = client.get(f"/compare/{ui.llm}/{ui.second}").text
     assert "only in B" in page and "docs/extra.md" in page and "not tried" in page
+    repository = next(f for f in data["fields"] if f["field"] == "repository")
+    assert repository["a"] and repository["b"]  # both repositories, named
+    assert data["patch_a"] and data["patch_a"] in client.get(f"/api/runs/{ui.llm}").json()["patch"]
+    assert '<div class="side" data-side="A">' in page and '<div class="side" data-side="B">' in page
 
 
 def test_task_classes_and_learning_pages(ui: UIHome, client: TestClient) -> None:
@@ -240,4 +245,4 @@ def test_planner_help_does_not_import_the_web_stack() -> None:
     assert out.strip() == "[]"
     from planner.cli.ui import ui_command
 
-    assert ui_command.__defaults__ == ("127.0.0.1", 8765)
+    assert ui_command.__defaults__ == ("127.0.0.1", 8765, None)

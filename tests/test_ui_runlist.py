@@ -40,7 +40,8 @@ def test_a_portfolio_groups_its_runs_with_totals(pf: PortfolioHome, client: Test
     body = client.get("/runs").text
     group = body[body.index(f'<tbody class="portfolio" data-portfolio="{pf.portfolio}">'):]
     group = group[:group.index("</tbody>")]
-    assert f"portfolio {pf.portfolio}" in group and "vulnerability-remediation" in group
+    assert f'portfolio <a href="/portfolios/{pf.portfolio}">{pf.portfolio}</a>' in group
+    assert "vulnerability-remediation" in group
     assert "2 run(s) of 2 repositories" in group and "2 succeeded" in group  # totals by status
     assert all(f'data-id="{m}" class="member hidden" data-portfolio="{pf.portfolio}"' in group for m in pf.members)
     alone = body[body.index(f'<tr data-id="{pf.alone}">'):]
@@ -122,3 +123,21 @@ def test_the_copy_follows_new_runs_and_writes_nothing(pf: PortfolioHome, client:
     after = shown_ids(client.get("/runs", params={"flat": 1}).text)  # (the module's last test: it adds a run)
     assert sorted(after) == sorted([*first, added["run_id"]])  # the new run is listed (runs of one second: by id)
     assert added["run_id"] in [r["id"] for r in client.get("/api/runs", params={"repo": repo}).json()]
+
+
+def test_a_portfolio_page_groups_its_repositories_by_outcome(pf: PortfolioHome, client: TestClient) -> None:
+    body = client.get(f"/portfolios/{pf.portfolio[:10]}").text
+    assert f'id="portfolio-id">{pf.portfolio}<' in body and 'id="portfolio-status">succeeded<' in body
+    assert all(f'<a href="/runs/{m}">{m}</a>' in body for m in pf.members)  # each repository links to its run
+    assert "<th>package</th><th>from</th><th>to</th><th>advisories</th>" in body  # the class's own columns
+    assert IMG not in body  # a repository path is escaped here too
+    api = client.get(f"/api/portfolios/{pf.portfolio}").json()
+    result = CliRunner().invoke(cli_app, ["portfolio", "report", pf.portfolio, "--json"], env=pf.env)
+    assert api["groups"] == json.loads(result.stdout)["groups"] and api["status"] == "succeeded"
+    table = client.get(f"/portfolios/{pf.portfolio}/report.csv")
+    assert table.headers["content-type"].startswith("text/csv")
+    lines = table.text.splitlines()
+    assert lines[0].startswith("repository,run_id,repository_status,item,item_status,package,from,to")
+    assert len(lines) == 3 and all(",succeeded,PyPI:requests,succeeded,requests,2.30.0," in line for line in lines[1:])
+    assert client.get("/portfolios/pf-nope").status_code == 404
+    assert f'<a href="/portfolios/{pf.portfolio}">' in client.get("/runs").text

@@ -9,10 +9,11 @@ or applied; each refusal is also a stage record (stage `policy`) in the run's pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner.chain.work import Blocker, ItemResult
+from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy.enforce import check_edits
 from planner.policy.model import Policy
 
@@ -29,9 +30,18 @@ def refuse(result: ItemResult, violations: list[Any]) -> None:
     result.report += f"\n**Refused by the task class's policy** (nothing of this item is in the patch):\n\n{shown}"
 
 
+def _refused_diff(result: ItemResult, read: Callable[[str], str | None]) -> str:
+    """The diff the policy refused, kept for a person to review (it never enters the patch)."""
+    try:
+        return unified_diff(apply_edits(read, [Edit.model_validate(e) for e in result.edits]))
+    except EditError:
+        return ""
+
+
 def gate(policy: Policy | None, results: list[ItemResult], known: Mapping[str, str],
-         notes: list[str]) -> list[dict[str, Any]]:
-    """Check every item that would contribute edits; returns the stage records for provenance."""
+         notes: list[str], read: Callable[[str], str | None] | None = None) -> list[dict[str, Any]]:
+    """Check every item that would contribute edits; returns the stage records for provenance. With `read`
+    (the repository's files), a refused item keeps the diff it would have made."""
     if policy is None:
         return []
     stages: list[dict[str, Any]] = []
@@ -40,6 +50,8 @@ def gate(policy: Policy | None, results: list[ItemResult], known: Mapping[str, s
             continue
         violations = check_edits(policy, result.edits, result.item.model_dump(), known)
         if violations:
+            if read is not None:
+                result.refused_patch = _refused_diff(result, read)
             refuse(result, violations)
             stages.append({"item": result.item.id, "stage": "policy", "outcome": "refused",
                            "reason": "; ".join(f"{v.rule}: {v.message}" for v in violations),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from planner.errors import PlannerError
 from planner.portfolio.model import Entry, Result, Spec
-from planner.sqlite import open_db
+from planner.sqlite import open_db, open_readonly
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS portfolios (
@@ -31,8 +31,15 @@ def _now() -> str:
 
 
 class PortfolioStore:
-    def __init__(self, home: Path) -> None:
-        self.db = open_db(home / "portfolios.sqlite", _SCHEMA, f"the portfolio store under {home}")
+    def __init__(self, home: Path, readonly: bool = False) -> None:
+        what = f"the portfolio store under {home}"
+        if not readonly:
+            self.db = open_db(home / "portfolios.sqlite", _SCHEMA, what)
+            return
+        db = open_readonly(home / "portfolios.sqlite", what)  # a reader (the UI) never creates a store
+        if db is None:
+            raise PlannerError("no portfolios yet (try `planner portfolio dispatch TASK_CLASS --repos DIR`)")
+        self.db = db
 
     def close(self) -> None:
         self.db.close()

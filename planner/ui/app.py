@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException
 from planner import service
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.portfolio.outcomes import to_csv
 from planner.queries import task_class_rows
 from planner.runs import show_payload
 from planner.telemetry import MIN_RUNS, Telemetry
@@ -101,6 +102,16 @@ def _add_pages(app: FastAPI, settings: Settings, home: Home, catalog: Catalog) -
     def compare_page(a: str, b: str) -> HTMLResponse:
         return _page("compare.html", c=_compare(home, a, b).model_dump())
 
+    @app.get("/portfolios/{portfolio_id}", response_class=HTMLResponse)
+    def portfolio_page(portfolio_id: str) -> HTMLResponse:
+        return _page("portfolio.html", p=_portfolio(settings, portfolio_id))
+
+    @app.get("/portfolios/{portfolio_id}/report.csv")
+    def portfolio_csv(portfolio_id: str) -> Response:
+        summary = _portfolio(settings, portfolio_id)
+        return Response(to_csv(summary["repositories"], summary["columns"]), media_type="text/csv",
+                        headers={"content-disposition": f'attachment; filename="{summary["id"]}.csv"'})
+
     @app.get("/task-classes", response_class=HTMLResponse)
     def task_classes() -> HTMLResponse:
         registry = service.registry(settings)
@@ -123,8 +134,29 @@ def _add_pages(app: FastAPI, settings: Settings, home: Home, catalog: Catalog) -
         return _page("learn.html", stats=shown, names=names, task_class=task_class, min_runs=MIN_RUNS)
 
 
+def _portfolio(settings: Settings, portfolio_id: str) -> dict[str, Any]:
+    """`planner portfolio report --json` for one portfolio (read-only)."""
+    from planner.portfolio.report import summary
+    from planner.portfolio.store import PortfolioStore
+
+    try:
+        store = PortfolioStore(settings.home, readonly=True)
+    except PlannerError as exc:
+        raise NotFound(exc.message) from None
+    try:
+        try:
+            full = store.resolve(portfolio_id)
+        except PlannerError as exc:
+            raise NotFound(exc.message) from None
+        return summary(store, full)
+    finally:
+        store.close()
+
+
 def _compare(home: Home, a: str, b: str) -> Any:
-    return compare(source(home, a)[3], source(home, b)[3])
+    (full_a, _, _, src_a), (full_b, _, _, src_b) = source(home, a), source(home, b)
+    patches = (home.artifact(full_a, "patch.diff") or "", home.artifact(full_b, "patch.diff") or "")
+    return compare(src_a, src_b, patches)
 
 
 def _learn(settings: Settings, task_class: str | None) -> list[dict[str, Any]]:
@@ -147,6 +179,11 @@ def _add_api(app: FastAPI, settings: Settings, home: Home, catalog: Catalog) -> 
     def api_portfolio_list() -> list[dict[str, Any]]:
         """`planner portfolio list --json`, each portfolio with its runs and their totals by status."""
         return api_portfolios(catalog)
+
+    @app.get("/api/portfolios/{portfolio_id}")
+    def api_portfolio(portfolio_id: str) -> dict[str, Any]:
+        """`planner portfolio report ID --json`: repositories grouped by outcome and reason."""
+        return _portfolio(settings, portfolio_id)
 
     @app.get("/api/runs/{run_id}/progress")
     def api_progress(run_id: str) -> dict[str, Any]:

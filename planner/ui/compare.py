@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-FIELDS = (("task class", ("task_class",)), ("status", ("status",)), ("TCCM version", ("tccm", "version")),
+FIELDS = (("repository", ("repocontext", "repo")),
+          ("task class", ("task_class",)), ("status", ("status",)), ("TCCM version", ("tccm", "version")),
           ("TCCM sha256", ("tccm", "sha256")), ("TCCM path", ("tccm", "path")), ("commit", ("repocontext", "commit")),
           ("freshness", ("repocontext", "freshness")), ("mode", ("mode",)), ("inputs", ("inputs",)),
           ("bundle tokens", ("totals", "tokens")), ("max tokens", ("totals", "max_tokens")),
@@ -51,6 +52,8 @@ class Comparison(BaseModel):
     entries: list[EntryDiff]
     stages: list[StageDiff]
     same_entries: int
+    patch_a: str = ""
+    patch_b: str = ""
 
 
 def _get(src: dict[str, Any], path: tuple[str, ...]) -> str:
@@ -103,12 +106,12 @@ def _stages(src: dict[str, Any]) -> dict[tuple[str, str], str]:
             for s in src.get("stages") or []}
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
-    """`a` and `b` are provenance in the record's shape (ProvenanceRecord.model_dump)."""
+def compare(a: dict[str, Any], b: dict[str, Any], patches: tuple[str, str] = ("", "")) -> Comparison:
+    """`a` and `b` are provenance in the record's shape (ProvenanceRecord.model_dump); `patches` their diffs."""
     fields = [FieldDiff(field=name, a=_get(a, path), b=_get(b, path)) for name, path in FIELDS]
     entries, same = _entry_diffs(a, b)
     sa, sb = _stages(a), _stages(b)
     stages = [StageDiff(item=k[0], stage=k[1], a=sa.get(k), b=sb.get(k))
               for k in sorted(sa.keys() | sb.keys()) if sa.get(k) != sb.get(k)]
     return Comparison(a=str(a.get("id")), b=str(b.get("id")), fields=fields, entries=entries, stages=stages,
-                      same_entries=same)
+                      same_entries=same, patch_a=patches[0], patch_b=patches[1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from planner.ui.home import Home, NotFound, ledger
@@ -34,8 +35,21 @@ def band_bar(entries: list[dict[str, Any]], totals: dict[str, Any] | None) -> di
     return {"segments": segments, "tokens": (totals or {}).get("tokens", 0), "max_tokens": limit}
 
 
-def _items(src: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per work item: status and blockers (checkpoint), stages, its narrowed bundle, requests and LLM calls."""
+def _prompts(home: Home, run_id: str, state: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Each needs_llm item's saved prompt: item id → (path, text)."""
+    found = {}
+    for key, path in (state.get("artifacts") or {}).items():
+        if key.startswith("prompt:"):
+            text = home.artifact(run_id, Path(path).name)
+            if text is not None:
+                found[key.removeprefix("prompt:")] = (path, text)
+    return found
+
+
+def _items(src: dict[str, Any], state: dict[str, Any],
+           prompts: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Per work item: status and blockers (checkpoint), stages, its narrowed bundle, requests and LLM calls,
+    the diff a policy refused and the prompt a needs_llm item saved."""
     outcomes = {o["item"]["id"]: o for o in state.get("outcomes") or state.get("results") or []}
     bundles = {b["item"]: b for b in src.get("item_bundles") or []}
     ids = [i["id"] for i in state.get("items") or []]
@@ -47,6 +61,7 @@ def _items(src: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any]]:
         items.append({
             "id": item_id, "status": outcome.get("status"), "blockers": outcome.get("blockers") or [],
             "error": outcome.get("error"), "source": outcome.get("source"),
+            "refused_patch": outcome.get("refused_patch") or "", "prompt": (prompts or {}).get(item_id),
             "stages": [s for s in src.get("stages") or [] if s.get("item") == item_id],
             "requests": [r for r in src.get("requests") or [] if r.get("item") == item_id],
             "llm_calls": [c for c in src.get("llm_calls") or [] if c.get("item") == item_id],
@@ -110,7 +125,7 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
         "live": status == "running", "nodes_done": state.get("nodes_done", []),
         "report": home.artifact(full, "report.md") or state.get("report") or "",
         "patch": home.artifact(full, "patch.diff") or state.get("patch") or "",
-        "work_items": _items(src, state), "entries": entries,
+        "work_items": _items(src, state, _prompts(home, full, state)), "entries": entries,
         "bar": band_bar(src.get("entries") or [], src.get("totals")),
         "bands": sorted({e[1] for e in entries}, key=_band_key), "statuses": sorted({e[3] for e in entries}),
         "llm_calls": calls, "cost_usd": _cost(calls),
