@@ -141,3 +141,9 @@ def test_a_portfolio_page_groups_its_repositories_by_outcome(pf: PortfolioHome, 
     assert len(lines) == 3 and all(",succeeded,PyPI:requests,succeeded,requests,2.30.0," in line for line in lines[1:])
     assert client.get("/portfolios/pf-nope").status_code == 404
     assert f'<a href="/portfolios/{pf.portfolio}">' in client.get("/runs").text
+
+
+def test_a_status_filter_unfolds_the_matching_runs_inside_a_portfolio(pf: PortfolioHome, client: TestClient) -> None:
+    body = client.get("/runs", params={"status": "succeeded"}).text
+    assert all(f'data-id="{m}" class="member" data-portfolio="{pf.portfolio}"' in body for m in pf.members)
+    assert f'aria-expanded="true" data-portfolio="{pf.portfolio}"' in body
