@@ -107,3 +107,41 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     """Run the real `planner` entry point in a subprocess."""
     return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=cwd, timeout=120)
+
+
+# Test groups that need something from outside the checkout, by the words their skip reasons use. `python -m
+# pytest` runs what it can and names the groups it skipped; PLANNER_TEST_REQUIRE (comma-separated group names,
+# set by .ci/run) turns a skip of a required group into a failed session.
+SKIP_GROUPS = {"redis": ("PLANNER_TEST_REDIS_URL",), "browser": ("Chromium",),
+               "corpus": ("corpus", "AWESOME_COMPOSE"), "advisories": ("pypa advisory snapshot",),
+               "wolfi": ("WOLFI_PACKAGES_TSV",), "tools": ("is not installed", "cannot be reached", "could not reach",
+                                                           "went away", "needs a lockfile tool")}
+
+
+def _skip_groups(terminalreporter: pytest.TerminalReporter) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+        group = next((g for g, words in SKIP_GROUPS.items() if any(w in reason for w in words)), "other")
+        found[group] = found.get(group, 0) + 1
+    return found
+
+
+def _required() -> set[str]:
+    return {g.strip() for g in os.environ.get("PLANNER_TEST_REQUIRE", "").split(",") if g.strip()}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int) -> None:
+    groups = _skip_groups(terminalreporter)
+    if groups:
+        shown = ", ".join(f"{g} ({n})" for g, n in sorted(groups.items()))
+        terminalreporter.write_line(f"skipped groups: {shown} — see the SKIPPED lines for why (-rs)")
+    missing = sorted(_required() & set(groups))
+    if missing:
+        terminalreporter.write_line(f"required groups skipped: {', '.join(missing)} (PLANNER_TEST_REQUIRE)", red=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and _required() & set(_skip_groups(reporter)) and exitstatus == 0:
+        session.exitstatus = 1

@@ -22,10 +22,11 @@ import orjson
 from planner import service
 from planner.config import Settings
 from repocontext.store import RepoContextStore
+from tests import datapaths
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
-ADVISORIES = CORPUS.parent / "advisories" / "pypa"
+CORPUS = datapaths.CORPUS
+ADVISORIES = datapaths.PYPA
 GOLDEN = Path(__file__).resolve().parent / "golden" / "corpus.json"
 # Each shipped class's per-item input: the run-level bundle leaves it to the items (as dispatch does), and the
 # first item's own bundle is digested too.

@@ -11,8 +11,9 @@ import pytest
 
 from repocontext.osv.index import IndexedDB, open_db
 from repocontext.osv.load import fingerprint, load
+from tests import datapaths
 
-PYPA = Path(__file__).resolve().parents[2] / "shared" / "advisories" / "pypa"
+PYPA = datapaths.PYPA
 
 
 def record(ident: str, name: str, fixed: str, aliases: list[str] | None = None,

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from repocontext.osv.db import AdvisoryDB
 from repocontext.osv.load import load
 from repocontext.osv.remedy import choose_remedy
+from tests import datapaths
 
-PYPA = Path(__file__).resolve().parents[2] / "shared" / "advisories" / "pypa"
+PYPA = datapaths.PYPA
 
 pytestmark = pytest.mark.skipif(not (PYPA / "vulns").is_dir(), reason=f"pypa advisory snapshot absent at {PYPA}")
 

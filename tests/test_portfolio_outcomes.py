@@ -78,7 +78,8 @@ def test_a_fleet_with_several_outcomes_reads_worst_first(home: Path, tmp_path: P
 def test_groups_cover_every_outcome_and_name_the_prompt() -> None:
     outcomes = [
         {"item": {"id": "x", "data": {"path": "a/Dockerfile"}}, "status": "needs_llm"},
-        {"item": {"id": "y", "data": {"path": "b/Dockerfile"}}, "status": "failed", "error": "the plan does not apply\n.."},
+        {"item": {"id": "y", "data": {"path": "b/Dockerfile"}}, "status": "failed",
+         "error": "the plan does not apply\n.."},
         {"item": {"id": "z", "data": {"path": "c/Dockerfile"}}, "status": "not_applicable"},
         {"item": {"id": "w", "data": {"path": "d/Dockerfile"}}, "status": "blocked",
          "blockers": [{"kind": "unmapped-package", "file": "d/Dockerfile", "line": 3, "message": "no Wolfi name",

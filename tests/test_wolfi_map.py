@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tarfile
 from pathlib import Path
 
@@ -14,9 +13,10 @@ from subgraphs.distroless_migration.packages import BUILD_ONLY, PROVIDED_EVERYWH
 from subgraphs.distroless_migration.wolfi_data import main
 from subgraphs.distroless_migration.wolfi_index import diff, read, render, vendored
 from subgraphs.distroless_migration.wolfi_map import Mapping, lookup, problems, source_names, why_unmapped
+from tests import datapaths
 
-SHARED_INDEX = Path(os.environ.get("WOLFI_PACKAGES_TSV", "/work/shared/wolfi/packages.tsv"))
-AWESOME_COMPOSE = Path(os.environ.get("AWESOME_COMPOSE_TARBALL", "/work/shared/corpus/awesome-compose.tar.gz"))
+SHARED_INDEX = datapaths.WOLFI_TSV
+AWESOME_COMPOSE = datapaths.AWESOME_COMPOSE
 
 
 def test_every_mapped_name_is_in_the_vendored_index() -> None:
