@@ -32,7 +32,7 @@ def recorded_openai(answers: list[dict[str, Any]]) -> Iterator[tuple[str, list[d
     queue = list(answers)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             seen.append({"path": self.path, "auth": self.headers.get("authorization"),
                          "body": json.loads(self.rfile.read(length) or b"{}")})

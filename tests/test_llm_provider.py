@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("langchain_openai", reason="langchain-openai is not installed (pip install -e '.[llm]')")
 
-from openai_server import plan_answer, recorded_openai, server_error  # noqa: E402
+from openai_server import plan_answer, recorded_openai, server_error
 
 TCCM = """
 task_class: readme-title
