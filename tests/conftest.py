@@ -114,8 +114,9 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 # set by .ci/run) turns a skip of a required group into a failed session.
 SKIP_GROUPS = {"redis": ("PLANNER_TEST_REDIS_URL",), "browser": ("Chromium",),
                "corpus": ("corpus", "AWESOME_COMPOSE"), "advisories": ("pypa advisory snapshot",),
-               "wolfi": ("WOLFI_PACKAGES_TSV",), "llm": ("langchain-openai",), "tools": ("is not installed", "cannot be reached", "could not reach",
-                                                           "went away", "needs a lockfile tool")}
+               "wolfi": ("WOLFI_PACKAGES_TSV",), "llm": ("langchain-openai",),
+               "tools": ("is not installed", "cannot be reached", "could not reach", "went away",
+                         "needs a lockfile tool")}
 
 
 def _skip_groups(terminalreporter: pytest.TerminalReporter) -> dict[str, int]:
