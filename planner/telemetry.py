@@ -26,12 +26,6 @@ CREATE TABLE IF NOT EXISTS usage (
 MIN_RUNS = 3  # no suggestion from fewer runs than this
 
 
-def _entry_key(entry_id: str) -> tuple[str, int] | None:
-    band, _, rest = entry_id.partition(":")
-    index = rest.partition(":")[0]
-    return (band, int(index)) if index.isdigit() else None
-
-
 def usage_rows(state: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per TCCM entry for a finished run (from every bundle the run built)."""
     bundles = [state.get("bundle") or {}, *(state.get("bundles") or [])]

@@ -133,12 +133,6 @@ def list_tree(path: Path) -> TreeListing:
     return TreeListing(tracked, modified - deleted, deleted, sorted(untracked))
 
 
-def changed_files(path: Path, old: str, new: str) -> list[str]:
-    """Paths (relative to `path`) that differ between two commits."""
-    out = _git(path, "diff", "--name-only", "--relative", "-z", old, new, check=False)
-    return _nul_list(out)
-
-
 def blob_sha(data: bytes) -> str:
     """The git blob id of `data`, so hashes agree with git's for tracked files."""
     digest = hashlib.sha1(b"blob %d\0" % len(data))

@@ -97,12 +97,6 @@ def match(pattern: str, path: str) -> bool:
     return _compile(pattern).match(path) is not None
 
 
-def filter_paths(patterns: Iterable[str], paths: Sequence[str]) -> list[str]:
-    """Paths matching any pattern, in the order of `paths`."""
-    compiled = [_compile(p) for p in patterns]
-    return [p for p in paths if any(c.match(p) for c in compiled)]
-
-
 _MAGIC = re.compile(r"[*?\[{]")
 
 

@@ -19,7 +19,7 @@ def worker_command(
 ) -> None:
     """Run portfolio jobs from the broker in this machine's PLANNER_HOME; each run's records go back to the
     coordinator. Any number of workers, on any machine that sees the broker and the repositories."""
-    from planner.portfolio.coordinator import broker_url
+    from planner.portfolio.broker import broker_url
     from planner.portfolio.engine_celery import make_app
 
     url = broker_url(broker)

@@ -14,8 +14,23 @@ Two things Celery does not give:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from planner.errors import PlannerError
+
+
+class BrokerDown(Exception):
+    """The broker or result backend went away: the portfolio pauses, `resume` continues it."""
+
+
+def broker_url(given: str | None) -> str:
+    url = given or os.environ.get("PLANNER_BROKER_URL")
+    if not url:
+        raise PlannerError("the celery engine needs a broker: --broker URL or PLANNER_BROKER_URL=redis://…")
+    return url
+
 
 QUEUE = "celery"  # Celery's default queue: the engine sends every job there
 UNACKED = "unacked"  # kombu's Redis transport: messages taken by a worker, not yet acknowledged

@@ -12,14 +12,11 @@ from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.inputs import check_inputs, check_sources
 from planner.portfolio import collect, repos
+from planner.portfolio.broker import BrokerDown, broker_url
 from planner.portfolio.model import Engine, Entry, Job, Result, Spec, run_key
 from planner.portfolio.store import PortfolioStore
 
 Events = Callable[[str, dict[str, Any]], None]
-
-
-class BrokerDown(Exception):
-    """The broker or result backend went away: the portfolio pauses, `resume` continues it."""
 
 
 class Runner(Protocol):
@@ -46,13 +43,6 @@ def make_runner(engine: Engine, workers: int, broker: str | None) -> Runner:
     from planner.portfolio.engine_celery import CeleryEngine
 
     return CeleryEngine(broker_url(broker))
-
-
-def broker_url(given: str | None) -> str:
-    url = given or os.environ.get("PLANNER_BROKER_URL")
-    if not url:
-        raise PlannerError("the celery engine needs a broker: --broker URL or PLANNER_BROKER_URL=redis://…")
-    return url
 
 
 def create(settings: Settings, task_class: str, source: Path, inputs: dict[str, str], advisories: list[str],

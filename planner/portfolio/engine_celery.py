@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from planner.portfolio.coordinator import BrokerDown
+from planner.portfolio.broker import BrokerDown
 from planner.portfolio.model import Job, Result
 
 TASK = "planner.portfolio.run"
@@ -64,7 +64,7 @@ def run_task(payload: dict[str, Any]) -> dict[str, Any]:
     from redis.exceptions import RedisError
 
     from planner.config import Settings
-    from planner.portfolio.coordinator import broker_url
+    from planner.portfolio.broker import broker_url
     from planner.portfolio.execute import execute
 
     settings = Settings.from_env()
