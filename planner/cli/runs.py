@@ -85,6 +85,9 @@ def provenance_command(
 ) -> None:
     """Show the provenance record of one bundle build or finished run."""
     if as_html:
+        from planner.extras import require
+
+        require("ui", "an HTML export")
         from planner.ui.app import export_html  # the web stack only when asked for
 
         sys.stdout.write(export_html(Settings.from_env(), record_id))

@@ -20,6 +20,9 @@ def ui_command(
         "under any other name get 400, which stops DNS-rebinding pages from reading your runs.")] = None,
 ) -> None:
     """Browse runs, provenance, task classes and learning in a browser (read-only)."""
+    from planner.extras import require
+
+    require("ui", "planner ui")
     import uvicorn
 
     from planner.ui.app import create_app, warm

@@ -19,7 +19,10 @@ def worker_command(
 ) -> None:
     """Run portfolio jobs from the broker in this machine's PLANNER_HOME; each run's records go back to the
     coordinator. Any number of workers, on any machine that sees the broker and the repositories."""
+    from planner.extras import require
     from planner.portfolio.broker import broker_url
+
+    require("portfolio", "planner worker")
     from planner.portfolio.engine_celery import make_app
 
     url = broker_url(broker)

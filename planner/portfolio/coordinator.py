@@ -40,6 +40,9 @@ def make_runner(engine: Engine, workers: int, broker: str | None) -> Runner:
         from planner.portfolio.engine_local import LocalEngine
 
         return LocalEngine(workers)
+    from planner.extras import require
+
+    require("portfolio", "the celery engine")
     from planner.portfolio.engine_celery import CeleryEngine
 
     return CeleryEngine(broker_url(broker))

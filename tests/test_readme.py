@@ -1,0 +1,60 @@
+"""The README's commands work as written: the first installs only the core and runs the main job, the
+second is what .ci/run runs, and the task class it shows validates, previews and dispatches."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, re.DOTALL)
+
+
+def _planner(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PLANNER_DAEMON": "off"}, timeout=300)
+
+
+def test_the_two_commands(home: Path) -> None:
+    first, second = [line for line in _blocks("sh")[0].splitlines() if line and not line.startswith("#")]
+    assert "pip install -e . &&" in first and "[dev]" not in first  # the core only, to use the tool
+    planner = shlex.split(first.rpartition("&& ")[2])
+    assert planner[0] == "planner"
+    done = _planner(*planner[1:], "--json", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "succeeded"
+    test_command = second.rpartition("&& ")[2]
+    assert test_command == "python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == test_command and "pip install" in "\n".join(ci) and "'.[dev]'" in "\n".join(ci)
+    assert len(README.splitlines()) <= 250
+
+
+def test_the_task_class_it_shows(make_repo: Callable[..., Path], home: Path, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _blocks("yaml")[0]
+    name = yaml.safe_load(text)["task_class"]
+    folder = tmp_path / "my-classes"
+    folder.mkdir()
+    (folder / f"{name}.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.setenv("PLANNER_TASK_CLASS_PATH", str(folder))
+    repo = make_repo({"README.md": "# old\n", "docs/style.md": "Titles are short.\n"})
+    assert _planner("task-classes", "validate", str(folder)).returncode == 0
+    shown = _planner("bundle", name, "--repo", str(repo), "-i", "title=Widget", "--text")
+    assert shown.returncode == 0, shown.stderr
+    assert "# old" in shown.stdout
+    refused = _planner("dispatch", name, "--repo", str(repo), "-i", "titel=Widget")
+    assert refused.returncode == 2 and "did you mean 'title'" in refused.stderr
