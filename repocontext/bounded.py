@@ -45,9 +45,9 @@ class Limits:
 DEFAULT = Limits()
 
 # An anchor is `&name` where a node may start: at a line start, after blanks, or after a flow indicator or `-`,
-# `?`, `:`, `!tag`. Anything the regex misses libyaml would not read as an anchor either; a false hit (a `&` in a
-# shell line) only costs the alias-aware walk.
-_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:?!-])&[^\s\[\]{},]")
+# `?`, `:`, `!tag`; libyaml (and PyYAML) accept only [0-9A-Za-z_-] in its name. Anything the regex misses libyaml
+# would not read as an anchor either; a false hit (`a &b` in a shell line) only costs the alias-aware walk.
+_ANCHOR = re.compile(r"(?:^|[\s\ufeff\[\]{},:?!-])&[0-9A-Za-z_-]")
 
 
 class LimitExceeded(ValueError):
@@ -84,9 +84,10 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _check_tree(root: Node, limits: Limits) -> None:
-    """Depth of a graph known to hold no alias (each node once): level by level over the collections only,
-    which keeps this walk at a few percent of libyaml's composing time."""
+def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
+    """Depth of a graph believed to hold no alias (each node once): level by level over the collections only,
+    which keeps this walk at a few percent of libyaml's composing time. False, at once, when it meets more
+    nodes than `budget` (more than the text could write without aliases): the caller then measures the graph."""
     level, depth = [root], 1
     while level:
         if depth > limits.max_depth:
@@ -97,7 +98,13 @@ def _check_tree(root: Node, limits: Limits) -> None:
                 below += [part for pair in node.value for part in pair if part.__class__ is not ScalarNode]
             elif node.__class__ is SequenceNode:
                 below += [item for item in node.value if item.__class__ is not ScalarNode]
+            else:
+                continue
+            if len(below) > budget:
+                return False
+        budget -= len(below)
         level, depth = below, depth + 1
+    return True
 
 
 def _check_graph(root: Node, limits: Limits) -> None:
@@ -135,10 +142,9 @@ def check_node(root: Node | None, text: str | bytes, limits: Limits = DEFAULT) -
     """Raise LimitExceeded when the composed `root` of `text` is over a limit."""
     if root is None:
         return
-    if has_anchor(text):
+    # Every node takes at least one character unless an alias repeats it: past that, the regex missed an anchor.
+    if has_anchor(text) or not _check_tree(root, limits, 2 * len(text) + 16):
         _check_graph(root, limits)
-    else:
-        _check_tree(root, limits)
 
 
 def compose_all(text: str, limits: Limits = DEFAULT, loader_class: Any = None) -> Iterator[Node]:
