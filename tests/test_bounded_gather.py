@@ -62,7 +62,7 @@ def test_gather_of_hostile_files_is_quick_and_names_each_one(home: Path, make_re
     assert "nests deeper" in refused[("deep/pyproject.toml", "dependencies")]
     assert "nests deeper" in refused[(".pre-commit-config.yaml", "conventions")]
     assert "larger than" in refused[("big/docker-compose.yml", "containers")]
-    assert "too big" in refused[("huge/pnpm-lock.yaml", "dependencies")]
+    assert "larger than 2,000,000 bytes" in refused[("huge/pnpm-lock.yaml", "dependencies")]
     # What the other files say is all there.
     assert [d["version"] for d in context["dependencies"]["requests"]] == ["2.30.0"]
     assert "left-pad" in context["dependencies"]
