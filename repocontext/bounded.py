@@ -59,7 +59,7 @@ class LimitExceeded(ValueError):
 
 
 def check_size(text: str | bytes, limits: Limits = DEFAULT) -> None:
-    if len(text) > limits.max_bytes:  # characters for str: under the byte count, never over a UTF-8 limit's sense
+    if len(text) > limits.max_bytes:  # a str's length counts characters, at most its UTF-8 bytes: never stricter
         raise LimitExceeded(f"file is larger than {limits.max_bytes:,} bytes")
 
 
@@ -140,79 +140,75 @@ def _check_graph(root: Node, limits: Limits) -> None:
 
 def check_node(root: Node | None, text: str | bytes, limits: Limits = DEFAULT) -> None:
     """Raise LimitExceeded when the composed `root` of `text` is over a limit."""
+    _check(root, has_anchor(text), len(text), limits)
+
+
+def _check(root: Node | None, anchored: bool, size: int, limits: Limits) -> None:
     if root is None:
         return
     # Every node takes at least one character unless an alias repeats it: past that, the regex missed an anchor.
-    if has_anchor(text) or not _check_tree(root, limits, 2 * len(text) + 16):
+    if anchored or not _check_tree(root, limits, 2 * size + 16):
         _check_graph(root, limits)
+
+
+def _nodes(text: str | bytes, limits: Limits, loader_class: Any) -> Iterator[tuple[Any, Node]]:
+    """(loader, node) for each document of the stream, each node checked before it is handed out."""
+    check_size(text, limits)
+    anchored = has_anchor(text)  # once per stream, not per document
+    loader = (loader_class or Loader)(text)
+    try:
+        count = 0
+        while loader.check_node():
+            node = loader.get_node()
+            count += 1
+            if count > limits.max_documents:
+                raise LimitExceeded(f"more than {limits.max_documents} YAML documents", _line(node))
+            _check(node, anchored, len(text), limits)
+            yield loader, node
+    except RecursionError:  # the pure-Python composer (where libyaml is absent) recurses once per level
+        raise LimitExceeded("nests too deeply for the YAML parser") from None
+    finally:
+        loader.dispose()
 
 
 def compose_all(text: str, limits: Limits = DEFAULT, loader_class: Any = None) -> Iterator[Node]:
     """The documents of a YAML stream as node trees, each checked; at most `limits.max_documents`.
     Raises LimitExceeded or yaml.YAMLError (libyaml's own nesting cap is a ScannerError with a line)."""
-    check_size(text, limits)
-    loader = (loader_class or Loader)(text)
-    try:
-        count = 0
-        while loader.check_node():
-            node = loader.get_node()
-            count += 1
-            if count > limits.max_documents:
-                raise LimitExceeded(f"more than {limits.max_documents} YAML documents", _line(node))
-            check_node(node, text, limits)
-            yield node
-    except RecursionError:  # the pure-Python composer, where libyaml is absent, recurses per level
-        raise LimitExceeded("nests too deeply for the YAML composer") from None
-    finally:
-        loader.dispose()
-
-
-def compose(text: str, limits: Limits = DEFAULT, loader_class: Any = None) -> Node | None:
-    """The single document of `text` as a node tree (None when empty), checked."""
-    check_size(text, limits)
-    loader = (loader_class or Loader)(text)
-    try:
-        node = loader.get_single_node()
-        check_node(node, text, limits)
-        return node
-    except RecursionError:
-        raise LimitExceeded("nests too deeply for the YAML composer") from None
-    finally:
-        loader.dispose()
+    for _, node in _nodes(text, limits, loader_class):
+        yield node
 
 
 def load_all(text: str | bytes, limits: Limits = DEFAULT, loader_class: Any = None) -> Iterator[Any]:
     """Plain Python data for each document, built only after its node graph passed the checks (aliased values
-    become shared objects, so what passed the size check is what a walk of the data visits)."""
-    check_size(text, limits)
-    loader = (loader_class or Loader)(text)
-    try:
-        count = 0
-        while loader.check_node():
-            node = loader.get_node()
-            count += 1
-            if count > limits.max_documents:
-                raise LimitExceeded(f"more than {limits.max_documents} YAML documents", _line(node))
-            check_node(node, text, limits)
+    become shared objects, so what passed the expansion check is what a walk of the data visits)."""
+    for loader, node in _nodes(text, limits, loader_class):
+        try:
             yield loader.construct_document(node)
-    except RecursionError:
-        raise LimitExceeded("nests too deeply for the YAML loader") from None
-    finally:
-        loader.dispose()
+        except RecursionError:
+            raise LimitExceeded("nests too deeply for the YAML loader") from None
+
+
+def compose(text: str, limits: Limits = DEFAULT, loader_class: Any = None) -> Node | None:
+    """The single document of `text` as a node tree (None when empty), checked."""
+    return _single(text, limits, loader_class, build=False)
 
 
 def load(text: str | bytes, limits: Limits = DEFAULT, loader_class: Any = None) -> Any:
     """The single document of `text` as plain Python data (None when empty), checked before it is built."""
+    return _single(text, limits, loader_class, build=True)
+
+
+def _single(text: str | bytes, limits: Limits, loader_class: Any, build: bool) -> Any:
     check_size(text, limits)
     loader = (loader_class or Loader)(text)
     try:
-        node = loader.get_single_node()
+        node = loader.get_single_node()  # a second document is a ComposerError, as in yaml.load
         if node is None:
             return None
         check_node(node, text, limits)
-        return loader.construct_document(node)
+        return loader.construct_document(node) if build else node
     except RecursionError:
-        raise LimitExceeded("nests too deeply for the YAML loader") from None
+        raise LimitExceeded("nests too deeply for the YAML parser") from None
     finally:
         loader.dispose()
 
@@ -222,16 +218,17 @@ def load(text: str | bytes, limits: Limits = DEFAULT, loader_class: Any = None) 
 
 def _depth(value: Any, limits: Limits) -> None:
     """Refuse parsed JSON/TOML data nested deeper than the limit (TOML dotted keys nest without recursion in
-    the parser, so its data can be deeper than any parser limit)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
+    the parser, so its data can be deeper than any parser limit). Level by level over the containers only:
+    json and tomllib make plain dicts and lists, and this costs a third of what json.loads does."""
+    level, depth = [value], 1
+    while level:
         if depth > limits.max_depth:
             raise LimitExceeded(f"nests deeper than {limits.max_depth} levels")
-        if isinstance(node, dict):
-            stack.extend((child, depth + 1) for child in node.values() if isinstance(child, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend((child, depth + 1) for child in node if isinstance(child, (dict, list)))
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if node.__class__ is dict else node
+            below += [child for child in children if child.__class__ is dict or child.__class__ is list]
+        level, depth = below, depth + 1
 
 
 def json_loads(text: str | bytes, limits: Limits = DEFAULT) -> Any:
