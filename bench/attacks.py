@@ -124,6 +124,8 @@ COMPOSE_BOMB = "x-bomb:\n" + alias_bomb(indent="  ") + "services:\n  web:\n    i
 PNPM_BOMB = ("lockfileVersion: '6.0'\n" + alias_bomb() + "dependencies:\n  left-pad:\n    specifier: 1.3.0\n"
              "    version: 1.3.0\npackages:\n  /left-pad@1.3.0:\n    resolution: {integrity: sha512-x}\n"
              "    dependencies: *a9\n")
+ADVISORY = ("id: BOMB-1\nmodified: 2024-01-01T00:00:00Z\naffected:\n- package: {ecosystem: PyPI, name: requests}\n"
+            "  ranges:\n  - type: ECOSYSTEM\n    events: [{introduced: '0'}, {fixed: '2.31.0'}]\n")
 PLAIN = {"requirements.txt": "requests==2.30.0\n", "Dockerfile": "FROM python:3.11-slim\nCMD [\"python\"]\n"}
 
 
@@ -154,6 +156,25 @@ def attack_deep_json_gather(work: Path, run: Runner) -> Row:
                outcome=_about("package.json"))
 
 
+def attack_advisory_bomb(work: Path, run: Runner) -> Row:
+    """An alias bomb among the OSV advisories a gather is given (a mirror someone else controls)."""
+    advisories = work / "advisories"
+    advisories.mkdir()
+    (advisories / "bomb.yaml").write_text(ADVISORY + alias_bomb() + "database_specific: {laughs: *a9}\n")
+    repo = repository(work, "advisory-victim", PLAIN)
+    return run("advisory bomb: gather --advisories", work, "gather", str(repo), "--advisories", str(advisories),
+               "--json", env={"PLANNER_ADVISORY_INDEX": str(work / "index")}, outcome=_issue)
+
+
+def _issue(code: int | None, stdout: str, stderr: str) -> str:
+    """The outcome of a gather with advisories: the vulnerabilities probe's first warning."""
+    try:
+        said = [d["message"] for d in json.loads(stdout)["diagnostics"] if d["level"] != "info"]
+    except (ValueError, KeyError):
+        return _last_line(code or 0, stdout, stderr)
+    return said[0][-100:] if said else "no diagnostic"
+
+
 def attack_deep_tccm(work: Path, run: Runner) -> Row:
     """A task-class file nested 900 deep (under libyaml's own cap of 1,000) on the task-class path: the other
     classes must still dispatch."""
@@ -180,6 +201,7 @@ ATTACKS: dict[str, Callable[[Path, Runner], Row]] = {
     "pnpm-bomb": attack_pnpm_bomb_gather,
     "compose-bomb-dispatch": attack_compose_bomb_dispatch,
     "deep-json": attack_deep_json_gather,
+    "advisory-bomb": attack_advisory_bomb,
     "deep-tccm": attack_deep_tccm,
     "deep-tccm-validate": attack_deep_tccm_validate,
 }
