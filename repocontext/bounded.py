@@ -36,7 +36,9 @@ Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x fas
 
 @dataclass(frozen=True)
 class Limits:
-    max_bytes: int = 2_000_000  # as much as a probe ever reads (repocontext.probe.MAX_READ_BYTES)
+    # The largest text any reader hands over: a regenerated lockfile read back for checking (planner.bundle.view
+    # reads up to 4 MB); probes read at most 2 MB (repocontext.probe.MAX_READ_BYTES).
+    max_bytes: int = 4_000_000
     max_depth: int = 200  # real manifests and lockfiles nest < 20 deep
     max_alias_nodes: int = 200_000  # nodes that aliases may add beyond the document's own
     max_documents: int = 500  # YAML documents in one stream
