@@ -15,8 +15,10 @@ naming the cause, and a line where there is one) instead of a hung gather:
 libyaml's composer (the C loader) stays the parser: measuring the node graph
 costs ~2% of composing it. Text with no anchor at all (the common case: a
 cheap regex says so) cannot hold an alias, so it gets the plain walk without
-the per-node memo that the alias-aware walk needs. There is no XML here: no
-probe parses XML (if one ever does, use defusedxml, which refuses entities).
+the per-node memo that the alias-aware walk needs; should the regex ever miss
+an anchor, the plain walk meets more nodes than the text can write and hands
+over to the alias-aware one. There is no XML here: no probe parses XML (if
+one ever does, use defusedxml, which refuses entity expansion).
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ class Limits:
 
 DEFAULT = Limits()
 
-# An anchor is `&name` where a node may start: at a line start, after blanks, or after a flow indicator or `-`,
-# `?`, `:`, `!tag`; libyaml (and PyYAML) accept only [0-9A-Za-z_-] in its name. Anything the regex misses libyaml
+# An anchor is `&name` where a node may start: at the start, after blanks, or after a flow indicator or `-`, `?`,
+# `:`; libyaml (and PyYAML) accept only [0-9A-Za-z_-] in its name. Anything the regex misses libyaml
 # would not read as an anchor either; a false hit (`a &b` in a shell line) only costs the alias-aware walk.
 _ANCHOR = re.compile(r"(?:^|[\s\ufeff\[\]{},:?!-])&[0-9A-Za-z_-]")
 
