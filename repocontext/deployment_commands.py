@@ -16,13 +16,13 @@ import shlex
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from repocontext import bounded
 from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.shell import SCRIPT_SUFFIXES, program_index
 from repocontext.model import ShellEvidence
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_NODES = 200_000
 
 
@@ -116,13 +116,13 @@ def command_evidence(path: str, text: str, compose: bool) -> list[ShellEvidence]
     """Shell evidence from one Compose file or Kubernetes manifest; [] when it does not parse."""
     finder = _Finder(path)
     try:
-        for root in yaml.compose_all(text, Loader=_LOADER):
+        for root in bounded.compose_all(text):
             if root is None:
                 continue
             if compose:
                 finder.compose(root)
             else:
                 finder.kubernetes(root, [MAX_NODES])
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, bounded.LimitExceeded):  # the caller reports why the file is unusable
         return finder.found
     return finder.found

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from repocontext import globs
+from repocontext import bounded, globs
 from repocontext.deployment_commands import command_evidence
 from repocontext.model import DeploymentManifest, ShellEvidence
 
@@ -25,7 +25,6 @@ COMPOSE_GLOBS = ("**/compose.yaml", "**/compose.yml", "**/compose.*.yaml", "**/c
 YAML_GLOBS = ("**/*.yaml", "**/*.yml")
 MAX_YAML_BYTES = 512_000
 MAX_DOCUMENTS = 500
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _API_LINE = re.compile(r"^apiVersion:\s*\S", re.MULTILINE)
 _KIND_LINE = re.compile(r"^kind:\s*([\"']?)([A-Za-z][\w.-]*)\1\s*$", re.MULTILINE)
 _IMAGE_LINE = re.compile(r"^\s*(?:-\s+)?image:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
@@ -39,7 +38,7 @@ def is_compose(path: str) -> bool:
 
 
 def _documents(text: str) -> Iterator[Any]:
-    for count, doc in enumerate(yaml.load_all(text, Loader=_LOADER)):
+    for count, doc in enumerate(bounded.load_all(text)):
         if count >= MAX_DOCUMENTS:
             return
         yield doc
@@ -59,10 +58,12 @@ def _images(node: Any) -> Iterator[str]:
 
 def _compose(path: str, text: str) -> tuple[DeploymentManifest, list[Problem]]:
     try:
-        data = yaml.load(text, Loader=_LOADER)
+        data = bounded.load(text)  # checked before it is built: `_images` walks it whole
         services = data.get("services") if isinstance(data, dict) else None
         services = services if isinstance(services, dict) else {}
         images = sorted(set(_images(services)))
+    except bounded.LimitExceeded as exc:
+        return DeploymentManifest(path=path, format="compose"), [(path, exc.line, bounded.describe(exc))]
     except _ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -71,24 +72,29 @@ def _compose(path: str, text: str) -> tuple[DeploymentManifest, list[Problem]]:
     return DeploymentManifest(path=path, format="compose", kinds=sorted(str(s) for s in services), images=images), []
 
 
-def _kubernetes(path: str, text: str) -> DeploymentManifest | None:
+def _kubernetes(path: str, text: str) -> tuple[DeploymentManifest | None, list[Problem]]:
+    """The manifest `text` is, if any, and a problem when it was over a parse limit (its kinds and images are
+    then read from its lines, as for templated YAML)."""
     if "apiVersion" not in text or "kind" not in text:
-        return None
+        return None, []
     kinds: set[str] = set()
     images: set[str] = set()
+    problems: list[Problem] = []
     try:
         for doc in _documents(text):
             if isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str):
                 kinds.add(doc["kind"])
                 images.update(_images(doc))
-    except _ERRORS:
+    except _ERRORS as exc:
         if not _API_LINE.search(text):
-            return None
+            return None, []
+        if isinstance(exc, bounded.LimitExceeded):
+            problems.append((path, exc.line, bounded.describe(exc)))
         kinds = {m.group(2) for m in _KIND_LINE.finditer(text)}
         images = {m.group(1).strip("\"'") for m in _IMAGE_LINE.finditer(text)}
     if not kinds:
-        return None
-    return DeploymentManifest(path=path, format="kubernetes", kinds=sorted(kinds), images=sorted(images))
+        return None, problems
+    return DeploymentManifest(path=path, format="kubernetes", kinds=sorted(kinds), images=sorted(images)), problems
 
 
 def find_deployments(paths: list[tuple[str, int]], read: Callable[[str], str | None]
@@ -113,14 +119,17 @@ def deployment_of(path: str, size: int, read: Callable[[str], str | None]
     if PurePosixPath(path).suffix not in (".yaml", ".yml"):
         return None, [], []
     if size > MAX_YAML_BYTES:
-        return (DeploymentManifest(path=path, format="compose") if is_compose(path) else None), [], []
+        if not is_compose(path):
+            return None, [], []
+        too_big = f"not parsed: file is larger than {MAX_YAML_BYTES:,} bytes"
+        return DeploymentManifest(path=path, format="compose"), [], [(path, None, too_big)]
     text = read(path)
     if text is None:
         return None, [], []
     if is_compose(path):
         manifest, issues = _compose(path, text)
         return manifest, (command_evidence(path, text, compose=True) if not issues else []), issues
-    k8s = _kubernetes(path, text)
-    if k8s is None:
-        return None, [], []
+    k8s, problems = _kubernetes(path, text)
+    if k8s is None or problems:
+        return k8s, [], problems
     return k8s, command_evidence(path, text, compose=False), []

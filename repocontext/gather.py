@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from repocontext import parallel, secrets_scan
+from repocontext import budget, parallel, secrets_scan
 from repocontext.index import FileIndex, build_index
 from repocontext.model import Denied, Diagnostic, FileRecord, Meta, ProbeRun, RepoContext
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
@@ -106,8 +106,9 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
             diagnostics.extend(carry(probe, previous, data))
             runs[probe.name] = probe_run(probe, ctx, fingerprint, reused=True)
         else:
-            diagnostics.extend(run_probe(probe, ctx, data, cache))
-            runs[probe.name] = probe_run(probe, ctx, fingerprint)
+            found = run_probe(probe, ctx, data, cache)
+            diagnostics.extend(found)
+            runs[probe.name] = probe_run(probe, ctx, fingerprint, reusable=not budget.exceeded(found))
         for key in probe.produces:
             key_fingerprints[key] = fingerprint
     if progress:
@@ -166,20 +167,27 @@ def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], d
     return RepoContext.model_construct(**kept, **values, meta=meta, diagnostics=diagnostics)
 
 
-def probe_run(probe: Probe, ctx: ProbeContext, fingerprint: str, reused: bool = False) -> ProbeRun:
-    return ProbeRun(version=probe.version, inputs_hash=fingerprint, settings_hash=probe.settings_fingerprint(ctx),
-                    reused=reused)
+def probe_run(probe: Probe, ctx: ProbeContext, fingerprint: str, reused: bool = False,
+              reusable: bool = True) -> ProbeRun:
+    """The run's record; an unreusable one (cut short by the time budget) gets an inputs hash that no later
+    fingerprint equals, so the next gather runs the probe again."""
+    return ProbeRun(version=probe.version, inputs_hash=fingerprint if reusable else "",
+                    settings_hash=probe.settings_fingerprint(ctx), reused=reused)
 
 
 def run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
               cache: dict[str, dict[str, Any]] | None) -> list[Diagnostic]:
-    """Run one probe; a probe that crashes costs only its own keys, never the gather."""
+    """Run one probe; a probe that crashes, or overruns the opt-in time budget (repocontext.budget), costs only
+    its own keys, never the gather."""
     try:
-        if isinstance(probe, PerFileProbe) and cache is not None:
-            slot = f"{probe.name}@{probe.version}"
-            output, cache[slot] = probe.run_cached(ctx, cache.get(slot, {}))
-        else:
-            output = probe.run(ctx)
+        with budget.time_budget(budget.seconds()):
+            if isinstance(probe, PerFileProbe) and cache is not None:
+                slot = f"{probe.name}@{probe.version}"
+                output, cache[slot] = probe.run_cached(ctx, cache.get(slot, {}))
+            else:
+                output = probe.run(ctx)
+    except budget.OverBudget as exc:
+        return [Diagnostic(probe=probe.name, level="error", message=f"{exc}; its keys are left out")]
     except Exception as exc:  # noqa: BLE001 - a probe bug must not sink the gather
         return [Diagnostic(probe=probe.name, level="error", message=f"probe failed: {exc.__class__.__name__}: {exc}")]
     unexpected = set(output.values) - set(probe.produces)

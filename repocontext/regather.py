@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repocontext import budget
 from repocontext.gather import (
     Progress,
     carry,
@@ -126,8 +127,8 @@ class _Run:
             self.runs[probe.name] = probe_run(probe, self.ctx, fingerprint, reused=True)
             self.carried.add(probe.name)
         elif not (isinstance(probe, PerFileProbe) and self._incremental(probe, old)):
-            self._full(probe)
-            self.runs[probe.name] = probe_run(probe, self.ctx, fingerprint)
+            reusable = self._full(probe)
+            self.runs[probe.name] = probe_run(probe, self.ctx, fingerprint, reusable=reusable)
         else:
             self.runs[probe.name] = probe_run(probe, self.ctx, fingerprint)
             self.carried.add(probe.name)
@@ -182,11 +183,14 @@ class _Run:
                                     if old is not None and old != new]
         return True
 
-    def _full(self, probe: Probe) -> None:
+    def _full(self, probe: Probe) -> bool:
+        """Run the probe over all its files; False when its run may not be reused (cut short by the budget)."""
         cache: dict[str, dict[str, Any]] | None = None
         if isinstance(probe, PerFileProbe):
             slot = f"{probe.name}@{probe.version}"
             cache = {slot: self.cache.load(slot)}
-        self.diagnostics += run_probe(probe, self.ctx, self.data, cache)
+        found = run_probe(probe, self.ctx, self.data, cache)
+        self.diagnostics += found
         if cache is not None:
             self.cache_replaced.update(cache)
+        return not budget.exceeded(found)

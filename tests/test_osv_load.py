@@ -195,3 +195,16 @@ def test_fingerprint_changes_with_size_or_mtime_not_otherwise(tmp_path: Path) ->
     assert touched != before
     write(tmp_path / "d" / "B-1.json", json.dumps(record("B-1")))
     assert fingerprint(tmp_path / "d") != touched
+
+
+def test_an_alias_bomb_or_a_deep_file_among_the_advisories_is_an_issue_and_loading_goes_on(tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    # database_specific takes any mapping: before, the record validated and its expansion aborted the process
+    write(tmp_path / "bomb.yaml", "id: BOMB-1\n" + "\n".join(lines) + "\ndatabase_specific: {laughs: *a9}\n")
+    write(tmp_path / "deep.json", '{"id": "DEEP-1", "x": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    write(tmp_path / "ok.json", json.dumps(record("OK-1")))
+    db = load(tmp_path)
+    assert [a.id for a in db] == ["OK-1"]
+    reasons = {Path(i.source).name: i.reason for i in db.issues}
+    assert "alias" in reasons["bomb.yaml"] and "nests deeper" in reasons["deep.json"]

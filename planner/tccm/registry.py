@@ -76,7 +76,18 @@ def _pydantic_errors(source: SourceFile, exc: ValidationError) -> list[TCCMError
 
 
 def read_source(path: Path) -> SourceFile:
+    """One TCCM file, read and checked on its own. Whatever is wrong with it is kept in its `errors`, never
+    raised: every class is read when the registry is built, so one bad file must not stop the others."""
     source = SourceFile(path=path)
+    try:
+        return _read_source(source)
+    except RecursionError:  # yamlsource caps nesting; this is for a structure deep in some other way
+        source.errors.append(TCCMError(source.display, None, None, "the file nests too deeply to be read"))
+        return source
+
+
+def _read_source(source: SourceFile) -> SourceFile:
+    path = source.path
     try:
         raw = path.read_bytes()
         text = raw.decode("utf-8")

@@ -3,7 +3,10 @@
 PyYAML composes a node tree that carries line numbers; we convert it to plain
 Python ourselves so that (a) duplicate keys are an error, (b) anchors and
 aliases are refused outright (a TCCM never needs them, and refusing them makes
-alias bombs cost nothing), and (c) every value's path maps to its line.
+alias bombs cost nothing), (c) every value's path maps to its line, and (d)
+nesting deeper than MAX_DEPTH is an error at the line where it goes too deep
+(the conversion below recurses once per level: a file nested hundreds deep
+would otherwise end the whole registry in RecursionError).
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from typing import Any
 
 import yaml
 
+from repocontext import bounded
+
 try:  # the C composer is ~10x faster; fall back quietly where libyaml is absent
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 MAX_BYTES = 512 * 1024  # a TCCM is a few KB; anything this big is a mistake or an attack
+MAX_DEPTH = 32  # the deepest real TCCM (a flow's transitions) nests under 10
+_LIMITS = bounded.Limits(max_bytes=MAX_BYTES, max_depth=MAX_DEPTH)
 
 Path_ = tuple[str | int, ...]
 
@@ -91,7 +98,9 @@ def load(text: str) -> Located:
         raise YamlProblem(None, None, "file is empty")
     try:
         _refuse_aliases(text)
-        documents = list(yaml.compose_all(text, Loader=_Loader))
+        documents = list(bounded.compose_all(text, _LIMITS, loader_class=_Loader))
+    except bounded.LimitExceeded as exc:
+        raise YamlProblem(exc.line, None, exc.cause) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         cause = " ".join(str(p) for p in (exc.context, exc.problem) if p)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from repocontext import bounded
 from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
@@ -217,7 +218,9 @@ def group_by_name(deps: Iterable[Dependency]) -> dict[str, list[Dependency]]:
 def read_toml(path: str, text: str) -> dict[str, Any] | Parsed:
     """The TOML document, or a Parsed carrying the one error (with its line) when it is invalid."""
     try:
-        return tomllib.loads(text)
+        return bounded.toml_loads(text)
+    except bounded.LimitExceeded as exc:
+        return Parsed(issues=[Issue(bounded.describe(exc), path, exc.line, "error")])
     except tomllib.TOMLDecodeError as exc:
         return Parsed(issues=[Issue(f"invalid TOML: {exc}", path, line_of_error(str(exc)), "error")])
 

@@ -13,16 +13,18 @@ from pathlib import PurePosixPath
 
 import yaml
 
+from repocontext import bounded
 from repocontext.deps.common import Issue, Parsed, is_dev_name
 from repocontext.deps.requirements import parse_line
 
 SECTION = "dependencies.pip"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_conda_env(path: str, text: str) -> Parsed:
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = bounded.compose(text)
+    except bounded.LimitExceeded as exc:
+        return Parsed(issues=[Issue(bounded.describe(exc), path, exc.line, "error")])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return Parsed(issues=[Issue(f"invalid YAML: {str(exc).splitlines()[0]}", path,

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from repocontext import bounded
 from repocontext.deps.common import Issue, Parsed
 from repocontext.deps.json_lines import key_lines
 from repocontext.model import Dependency
@@ -36,7 +37,9 @@ def npm_source(spec: str) -> str | None:
 def load_json(path: str, text: str) -> tuple[dict[str, Any] | None, Issue | None]:
     """The top-level object, or an issue with the line of the syntax error."""
     try:
-        data = json.loads(text)
+        data = bounded.json_loads(text)
+    except bounded.LimitExceeded as exc:
+        return None, Issue(bounded.describe(exc), path, exc.line, "error")
     except json.JSONDecodeError as exc:
         return None, Issue(f"invalid JSON: {exc.msg}", path, exc.lineno, "error")
     if not isinstance(data, dict):

@@ -4,7 +4,8 @@ The document is composed, not loaded: every scalar stays the string it is
 written as (`version: 1.10` is "1.10", not the float 1.1, and `5.4` stays a
 lockfileVersion string), and each mapping key's start mark gives its line,
 which `yaml.safe_load` throws away. libyaml's composer is used when present:
-these files reach megabytes in large monorepos.
+these files reach megabytes in large monorepos. It is composed through
+`repocontext.bounded`, which refuses alias bombs and deep nesting first.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 
 import yaml
 
+from repocontext import bounded
 from repocontext.deps.common import Issue
 
 KeyPath = tuple[str, ...]
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _plain(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], depth: int) -> Any:
@@ -39,7 +40,9 @@ def _plain(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], depth: int
 def load_yaml(path: str, text: str, depth: int = 2) -> tuple[dict[str, Any], dict[KeyPath, int]] | Issue:
     """The top-level mapping and its key lines (up to `depth` keys deep), or the syntax error as an Issue."""
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = bounded.compose(text)  # an alias bomb would otherwise explode in _plain
+    except bounded.LimitExceeded as exc:
+        return Issue(bounded.describe(exc), path, exc.line, "error")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -47,10 +50,7 @@ def load_yaml(path: str, text: str, depth: int = 2) -> tuple[dict[str, Any], dic
     if root is None:
         return {}, {}
     lines: dict[KeyPath, int] = {}
-    try:
-        data = _plain(root, (), lines, depth)
-    except RecursionError:  # an alias that contains itself
-        return Issue("YAML nests too deeply (a self-referencing alias?)", path, None, "error")
+    data = _plain(root, (), lines, depth)  # bounded: no alias cycle, limited depth and expansion
     if not isinstance(data, dict):
         return Issue("top level is not a mapping", path, 1, "error")
     return data, lines

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from repocontext import bounded
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+?])(.*))?\Z", re.DOTALL)
@@ -107,7 +108,7 @@ def _json_array(text: str) -> list[Any] | None:
     if not text.startswith("["):
         return None
     try:
-        value = json.loads(text)
+        value = bounded.json_loads(text)  # `[[[[…` a million deep would end json.loads in RecursionError
     except ValueError:
         return None
     return value if isinstance(value, list) else None

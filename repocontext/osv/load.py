@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import os
 import time
 import zipfile
@@ -27,6 +26,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
+from repocontext import bounded
 from repocontext.osv.db import AdvisoryDB
 from repocontext.osv.reports import records_from_document
 from repocontext.osv.schema import Advisory, LoadIssue
@@ -34,6 +34,7 @@ from repocontext.osv.yamlfast import load_yaml
 
 SUFFIXES = (".json", ".yaml", ".yml")
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one advisory file or zip member; real ones are kilobytes
+_LIMITS = bounded.Limits(max_bytes=MAX_MEMBER_BYTES)  # an osv-scanner report can be megabytes
 
 SourceKind = Literal["directory", "zip", "file", "missing"]
 Sources = str | Path | Iterable[str | Path]
@@ -168,10 +169,11 @@ def _zip_members(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[str, byt
 
 
 def _parse(label: str, data: bytes) -> Any:
+    """The document; ValueError (bounded.LimitExceeded among them) or yaml.YAMLError when it is unusable."""
     name = label.rsplit("!", 1)[-1].lower()
     if name.endswith(".json") or (not name.endswith((".yaml", ".yml")) and data.lstrip()[:1] in (b"{", b"[")):
-        return json.loads(data)
-    return load_yaml(data)
+        return bounded.json_loads(data, _LIMITS)
+    return load_yaml(data, _LIMITS)
 
 
 def _validate(record: dict[str, Any], label: str, issues: list[LoadIssue]) -> Advisory | None:

@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 from yaml import events
 
+from repocontext import bounded
+
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _KEEP_RESOLVERS = {"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"}
@@ -38,12 +40,14 @@ class _NeedsFullLoader(Exception):
     pass
 
 
-def load_yaml(data: bytes | str) -> Any:
-    """The first document of `data`; raises yaml.YAMLError when it is not valid YAML."""
+def load_yaml(data: bytes | str, limits: bounded.Limits = bounded.DEFAULT) -> Any:
+    """The first document of `data`; raises yaml.YAMLError when it is not valid YAML, bounded.LimitExceeded
+    when it is over a limit (an alias bomb, deep nesting)."""
+    bounded.check_size(data, limits)
     try:
         return _build_from_events(data)
-    except _NeedsFullLoader:
-        return yaml.load(data, Loader=StringLoader)  # a safe loader subclass
+    except _NeedsFullLoader:  # anchors and aliases are only ever built after the alias-aware checks
+        return bounded.load(data, limits, loader_class=StringLoader)
 
 
 def _build_from_events(data: bytes | str) -> Any:

@@ -19,13 +19,13 @@ A module name used by two ecosystems (npm `yaml` and PyPI `yaml`) is one group.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from itertools import pairwise
 from operator import itemgetter
 from typing import Any, Protocol
 
+from repocontext import bounded
 from repocontext.callsites import go, js
 from repocontext.callsites.common import (
     SOURCE_ROOTS,
@@ -128,8 +128,8 @@ def analyze_manifest(ctx: ProbeContext, path: str) -> dict[str, Any] | None:
     if name == "go.mod":
         return {"go_module": go.module_path(text)}
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = bounded.json_loads(text)
+    except ValueError:  # invalid, or over a limit (the dependencies probe reports it)
         data = None
     npm_name = data.get("name") if isinstance(data, dict) else None
     return {"npm_name": npm_name if isinstance(npm_name, str) and npm_name else None, "vitest": '"vitest"' in text}

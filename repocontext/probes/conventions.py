@@ -19,13 +19,13 @@ CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 from __future__ import annotations
 
 import configparser
-import json
 import re
 import tomllib
 from typing import Any
 
 import yaml
 
+from repocontext import bounded
 from repocontext.model import Diagnostic
 from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
@@ -147,7 +147,10 @@ class ConventionsProbe(Probe):
 
     def _pre_commit(self, text: str, path: str, found: _Found) -> None:
         try:
-            data = yaml.safe_load(text)
+            data = bounded.load(text)
+        except bounded.LimitExceeded as exc:
+            found.diagnostics.append(self.diagnostic(bounded.describe(exc), path, exc.line))
+            return
         except yaml.YAMLError as exc:
             found.diagnostics.append(self.diagnostic(f"invalid YAML: {exc.__class__.__name__}", path))
             return
@@ -181,14 +184,20 @@ class ConventionsProbe(Probe):
     # parsing helpers ----------------------------------------------------
     def _toml(self, text: str, path: str, found: _Found) -> dict[str, Any]:
         try:
-            return tomllib.loads(text)
+            return bounded.toml_loads(text)
+        except bounded.LimitExceeded as exc:
+            found.diagnostics.append(self.diagnostic(bounded.describe(exc), path, exc.line))
+            return {}
         except tomllib.TOMLDecodeError as exc:
             found.diagnostics.append(self.diagnostic(f"invalid TOML: {exc}", path))
             return {}
 
     def _json(self, text: str, path: str, found: _Found) -> dict[str, Any]:
         try:
-            data = json.loads(text)
+            data = bounded.json_loads(text)
+        except bounded.LimitExceeded as exc:
+            found.diagnostics.append(self.diagnostic(bounded.describe(exc), path, exc.line))
+            return {}
         except ValueError as exc:
             found.diagnostics.append(self.diagnostic(f"invalid JSON: {exc}", path))
             return {}

@@ -36,7 +36,7 @@ from repocontext.deps.tox_ini import parse_tox_ini
 from repocontext.deps.uv_lock import parse_uv_lock
 from repocontext.deps.yarn_lock import parse_yarn_lock
 from repocontext.model import Dependency
-from repocontext.probe import Probe, ProbeContext, ProbeOutput
+from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput
 
 __all__ = ["MANIFEST_GLOBS", "REQUIREMENTS_GLOBS", "DependenciesProbe"]
 
@@ -119,7 +119,11 @@ class DependenciesProbe(Probe):
 
     def _read(self, ctx: ProbeContext, path: str, result: Parsed) -> str | None:
         text = ctx.read_text(path)
-        if text is None:
+        record = ctx.record(path)
+        if text is None and record is not None and record.size > MAX_READ_BYTES:  # say which, for a lockfile
+            result.issues.append(Issue(f"not read: file is larger than {MAX_READ_BYTES:,} bytes", path, None,
+                                       "warning"))
+        elif text is None:
             result.issues.append(Issue("file unreadable (binary, too big or secret-looking)", path, None, "info"))
         return text
 

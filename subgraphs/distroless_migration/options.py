@@ -30,6 +30,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from repocontext import bounded
+
 _IMAGE_VALUE = re.compile(r"[a-z0-9][a-z0-9._/:-]*\Z")
 _PACKAGE = re.compile(r"[A-Za-z0-9@][A-Za-z0-9._+@-]*\Z")
 FIELDS = ("images", "packages", "build_only")
@@ -99,7 +101,10 @@ def _names(path: str, node: Node, field: str) -> list[str]:
 
 def parse_mapping(text: str, path: str) -> UserMapping:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = bounded.compose(text, loader_class=yaml.SafeLoader)
+    except bounded.LimitExceeded as exc:
+        line = f":{exc.line}" if exc.line is not None else ""
+        raise MappingError(f"{path}{line}: {bounded.describe(exc)}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
