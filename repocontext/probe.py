@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
-from repocontext.secrets import content_rule_of_bytes, path_rule
+from repocontext.secrets import path_rule, scrub
 
 MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
 
@@ -129,7 +129,7 @@ class ProbeContext:
         """The text of an indexed file, or None when it is secret, binary, too big or unreadable.
 
         Secret files are refused by name before opening, and by content after
-        reading: a probe never receives secret-looking text.
+        reading; secret values in the files kept are redacted: a probe never receives a secret.
         """
         if path not in self._by_path or path_rule(path):
             return None
@@ -143,7 +143,7 @@ class ProbeContext:
             return None
         if len(data) > MAX_READ_BYTES or b"\0" in data[:8192]:
             return None
-        return None if content_rule_of_bytes(data) else data.decode("utf-8", errors="replace")
+        return scrub(data, path)[0]
 
 
 @dataclass
