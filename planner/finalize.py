@@ -118,6 +118,9 @@ def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     artifacts = {"report": str(runs.write_artifact(run_id, "report.md", report))}
     if state.get("patch"):
         artifacts["patch"] = str(runs.write_artifact(run_id, "patch.diff", state["patch"]))
+        exact = runs.write_exact_patch(run_id, state["patch"])
+        if exact is not None:
+            artifacts["patch_exact"] = str(exact)
     for result in _outcomes(state):
         if result.prompt:
             artifacts[f"prompt:{result.item.id}"] = str(runs.write_artifact(

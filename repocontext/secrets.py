@@ -12,6 +12,8 @@ never from redacted text, so what is applied to a repository is unchanged.
 
 from __future__ import annotations
 
+import re
+
 from repocontext.secret_rules import Rules, ValueRule, shipped
 
 _RULES: Rules = shipped()
@@ -114,3 +116,9 @@ def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:
     if denied:
         return None, denied
     return redact(data.decode("utf-8", errors="replace")), None
+
+
+# A marker as `redact` writes it; longer names first so `REDACTED-secret-key-value` is never read as a
+# shorter rule's marker followed by text.
+MARKERS = re.compile("REDACTED-(" + "|".join(sorted((re.escape(r.name) for r in CONTENT_RULES), key=len,
+                                                     reverse=True)) + ")")

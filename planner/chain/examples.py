@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from planner.plan import Plan
 from planner.sqlite import open_db
+from repocontext.secrets import redact
 
 DEFAULT_THRESHOLD = 0.85
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*")
@@ -60,10 +61,10 @@ class SolvedExamples:
         with self.db:
             cursor = self.db.execute(
                 "INSERT INTO examples (task_class, fingerprint, plan, patch, run_id, created_at) VALUES (?,?,?,?,?,?)",
-                (task_class, fingerprint, plan.model_dump_json(), patch, run_id,
+                (task_class, redact(fingerprint), redact(plan.model_dump_json()), redact(patch), run_id,
                  datetime.now(UTC).isoformat(timespec="seconds")))
             self.db.execute("INSERT INTO examples_fts (rowid, fingerprint) VALUES (?, ?)",
-                            (cursor.lastrowid, fingerprint))
+                            (cursor.lastrowid, redact(fingerprint)))
 
     def search(self, task_class: str, fingerprint: str, threshold: float = DEFAULT_THRESHOLD,
                limit: int = 5) -> list[Example]:

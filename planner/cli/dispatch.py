@@ -36,6 +36,9 @@ def live(quiet: bool) -> Any:
 
 def report(state: dict[str, Any], as_json: bool) -> None:
     artifacts = state.get("artifacts") or {}
+    from planner.scrub import scrub
+
+    state = scrub(state)  # what is shown holds no secret value; the exact patch is artifacts["patch_exact"]
     if as_json:
         emit_json({"run_id": state.get("run_id"), "status": state.get("status"), "error": state.get("error"),
                    "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
@@ -90,6 +93,7 @@ def dispatch_command(
     from planner.apply import apply_patch
     from planner.chain.llm import init_model
     from planner.dispatch import dispatch
+    from planner.runs import exact_patch
 
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
@@ -103,7 +107,8 @@ def dispatch_command(
     state = dispatch(settings, task_class, repo, given, options, chat_model, spec, live(as_json))
     if apply and state.get("status") == "succeeded" and state.get("patch"):
         branch = f"planner/{task_class}/{state['run_id']}"
-        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
+        exact = exact_patch(settings.home, state.get("run_id"), state["patch"])  # the stored one is redacted
+        apply_patch(Path(state["repo"]), exact, branch, f"{task_class}: run {state['run_id']}\n\n"
                     + (state.get("report") or "")[:4000])
         state["branch"] = branch
     report(state, as_json)

@@ -32,6 +32,7 @@ def _now() -> str:
 
 class PortfolioStore:
     def __init__(self, home: Path) -> None:
+        self.home = home
         self.db = open_db(home / "portfolios.sqlite", _SCHEMA, f"the portfolio store under {home}")
 
     def close(self) -> None:
