@@ -53,12 +53,40 @@ def _found(text: str, edit: Edit, finder: re.Pattern[str]) -> re.Match[str]:
     return matches[0]
 
 
-def _fill(new: str, values: dict[str, list[str]], file: str) -> str:
-    """`new` with each marker replaced by the value the same rule's marker covered in `old` (by order, or
-    the one value when every such marker covered the same)."""
+def _by_line(old: str, found: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each marked line of `old` (as shown, markers in it) → the values its markers covered, in order; a
+    line shown twice with different values is left out (it says nothing certain)."""
+    lines: dict[str, tuple[str, ...]] = {}
+    clashes: set[str] = set()
+    at = 0
+    for line in old.splitlines():
+        count = len(MARKERS.findall(line))
+        if not count:
+            continue
+        values = tuple(found[at:at + count])
+        at += count
+        if lines.setdefault(line, values) != values:
+            clashes.add(line)
+    return {line: values for line, values in lines.items() if line not in clashes}
+
+
+def _refill(line: str, values: tuple[str, ...]) -> str:
+    """`line` with its markers replaced by `values`, in order."""
+    parts = MARKERS.split(line)[::2]  # split keeps each marker's rule group: every second part is one
+    return "".join(part + (values[i] if i < len(values) else "") for i, part in enumerate(parts))
+
+
+def _fill(old: str, new: str, rules: list[str], found: list[str], file: str) -> str:
+    """`new` with each marker replaced by the value it stands for: that of the same marked line in `old`
+    (a line kept or copied, e.g. an ENV repeated in a new stage), else the value the same rule's marker
+    covered in `old`, by order (or the one value, when every such marker covered the same)."""
+    lines = _by_line(old, found)
+    values: dict[str, list[str]] = {}
+    for rule, value in zip(rules, found, strict=True):
+        values.setdefault(rule, []).append(value)
     used: dict[str, int] = {}
 
-    def value(marker: re.Match[str]) -> str:
+    def by_rule(marker: re.Match[str]) -> str:
         rule = marker.group(1)
         seen = values.get(rule, [])
         index = used.get(rule, 0)
@@ -70,7 +98,14 @@ def _fill(new: str, values: dict[str, list[str]], file: str) -> str:
         raise EditError(f"{file}: the edit writes a redacted value ({marker.group(0)}) it did not replace; "
                         "a secret cannot be written from its marker")
 
-    return MARKERS.sub(value, new)
+    out: list[str] = []
+    for line in new.splitlines(keepends=True):
+        known = lines.get(line.rstrip("\r\n"))
+        if known is not None:
+            out.append(_refill(line, known))
+        else:
+            out.append(MARKERS.sub(by_rule, line))
+    return "".join(out)
 
 
 def restore(text: str, edit: Edit) -> Edit:
@@ -78,7 +113,5 @@ def restore(text: str, edit: Edit) -> Edit:
     current content): the exact edit to apply. Raises EditError when the marked text is not found once."""
     finder, rules = _finder(edit.old)
     match = _found(text, edit, finder)
-    values: dict[str, list[str]] = {}
-    for rule, found in zip(rules, match.groups(), strict=True):
-        values.setdefault(rule, []).append(found)
-    return edit.model_copy(update={"old": match.group(0), "new": _fill(edit.new, values, edit.file)})
+    new = _fill(edit.old, edit.new, rules, list(match.groups()), edit.file)
+    return edit.model_copy(update={"old": match.group(0), "new": new})

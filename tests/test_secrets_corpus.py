@@ -22,9 +22,11 @@ from planner.cli import main
 from planner.config import Settings
 from planner.dispatch import dispatch
 from planner.hotviews import naming
-from planner.runs import EXACT_PATCH
+from planner.plan import Edit, apply_edits, unified_diff
+from planner.runs import EXACT_PATCH, read_state
 from planner.ui.app import create_app
 from repocontext.secrets import content_rule, path_rule, redact
+from subgraphs.base import reader
 
 pytest_plugins = ["hotviews_fixtures"]
 
@@ -182,3 +184,15 @@ def test_a_patch_next_to_a_secret_applies_exactly(home: Path, corpus_repo: Path,
         assert value in migrated  # the user's file keeps its own values; only the stored copies are redacted
     assert "REDACTED" not in migrated
     subprocess.run(["git", "-C", str(corpus_repo), "diff", "--quiet"], check=True)
+
+
+def test_edits_read_back_from_a_checkpoint_make_the_exact_patch(home: Path, corpus_repo: Path) -> None:
+    """What a resumed run works from (the checkpoint) holds markers, yet makes the very same patch."""
+    state = dispatch(Settings.from_env(), "distroless-migration", corpus_repo, {"dockerfile": "Dockerfile"}, {})
+    saved = read_state(home, state["run_id"])
+    edits = [Edit.model_validate(e) for r in saved["results"] for e in r["edits"]]
+    assert edits and not _leaks("checkpoint", json.dumps(saved, default=str).encode())
+    assert any("REDACTED-" in e.old for e in edits)
+    patch = unified_diff(apply_edits(reader(str(corpus_repo)), edits))
+    assert patch == (home / "runs" / state["run_id"] / EXACT_PATCH).read_text()
+    assert "ENV DB_PASSWORD FAKEdockerEnvPassw0rd" in patch
