@@ -176,7 +176,7 @@ def run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
     """Run one probe; a probe that crashes costs only its own keys, never the gather."""
     try:
         if isinstance(probe, PerFileProbe) and cache is not None:
-            slot = f"{probe.name}@{probe.version}"
+            slot = probe.slot
             output, cache[slot] = probe.run_cached(ctx, cache.get(slot, {}))
         else:
             output = probe.run(ctx)

@@ -6,6 +6,7 @@ never a change to a probe. See the YAML file's header for what each field means.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -152,11 +153,14 @@ class Rules:
         self.directories = frozenset(spec.directories)
         self.must_read = re.compile("|".join(f"(?:{p})" for p in spec.must_read))
         self.values = tuple(ValueRule(v) for v in spec.values)
+        self.digest = ""  # of the YAML text: what a probe read through these rules is only reused under them
 
 
 def parse(text: str) -> Rules:
     """Rules from a YAML document (raises pydantic's ValidationError or re.error on a bad one)."""
-    return Rules(RulesSpec.model_validate(yaml.safe_load(text)))
+    rules = Rules(RulesSpec.model_validate(yaml.safe_load(text)))
+    rules.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return rules
 
 
 @cache

@@ -20,6 +20,7 @@ _RULES: Rules = shipped()
 CONTENT_RULES: tuple[ValueRule, ...] = _RULES.values
 _DENYING = tuple(rule for rule in CONTENT_RULES if rule.deny != "never")
 MARKER = "REDACTED-{}"
+RULES_DIGEST = _RULES.digest  # in every probe's fingerprint and cache slot: new rules, new reads
 
 
 def marker(rule: str) -> str:
