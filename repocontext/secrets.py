@@ -13,6 +13,7 @@ never from redacted text, so what is applied to a repository is unchanged.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from repocontext.secret_rules import Rules, ValueRule, shipped
 
@@ -108,6 +109,25 @@ def redact(text: str) -> str:
         at = end
     parts.append(text[at:])
     return "".join(parts)
+
+
+def redact_tree(value: Any) -> Any:
+    """`value` with every string in it (dict keys and values, list and tuple items) redacted; other objects
+    are kept as they are. Unchanged containers are returned as they were (no copy)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        pairs = [(redact_tree(k), redact_tree(v)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [redact_tree(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # a named tuple stays one
+    return value
 
 
 def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:

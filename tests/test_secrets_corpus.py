@@ -5,6 +5,7 @@ real redis-server, and every store, page, bundle and prompt searched for every p
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -130,7 +131,9 @@ def test_no_planted_secret_reaches_a_store_a_page_a_bundle_or_a_prompt(
     assert code == 0, out
     shown.append(("gather", out.encode()))
     runs = []
-    for args in (["vulnerability-remediation", "--advisories", str(advisories)], ["distroless-migration"]):
+    # Runs that succeed: their plans are filed as solved examples (worker/Dockerfile, with no model, blocks).
+    for args in (["vulnerability-remediation", "--advisories", str(advisories)],
+                 ["distroless-migration", "-i", "dockerfile=Dockerfile"]):
         code, out = _cli(capsys, monkeypatch, "dispatch", *args[:1], "--repo", str(corpus_repo), *args[1:], "--json")
         record = json.loads(out)
         assert record["patch"], record
@@ -156,6 +159,8 @@ def test_no_planted_secret_reaches_a_store_a_page_a_bundle_or_a_prompt(
               if path.is_file() and path.name != EXACT_PATCH]
     shown += [("redis", b"\n".join(_redis_values(real_redis_url)))]
     shown += list(_pages(Settings.from_env(), runs, corpus_repo))
+    with sqlite3.connect(home / "examples.sqlite") as db:  # the solved-example store was written, and searched
+        assert db.execute("SELECT count(*) FROM examples").fetchone()[0] >= 3
     leaks = [leak for where, data in shown for leak in _leaks(where, data)]
     assert not leaks, "\n".join(leaks)
     assert any(b"REDACTED-url-userinfo" in data for _, data in shown)  # the redacted lines are there, scrubbed

@@ -36,9 +36,9 @@ def live(quiet: bool) -> Any:
 
 def report(state: dict[str, Any], as_json: bool) -> None:
     artifacts = state.get("artifacts") or {}
-    from planner.scrub import scrub
+    from repocontext.secrets import redact_tree
 
-    state = scrub(state)  # what is shown holds no secret value; the exact patch is artifacts["patch_exact"]
+    state = redact_tree(state)  # what is shown holds no secret value; the exact patch is artifacts["patch_exact"]
     if as_json:
         emit_json({"run_id": state.get("run_id"), "status": state.get("status"), "error": state.get("error"),
                    "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
