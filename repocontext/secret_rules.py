@@ -11,7 +11,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Literal
 
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Pattern = str | list[str]  # a list is one pattern, its parts joined (YAML folding would add spaces)
 _SECRET_GROUPS = ("s", "b")  # the named groups that hold the secret, first matched wins
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: the rules load at every start
 
 
 def _joined(value: Pattern) -> str:
@@ -57,25 +58,35 @@ class RulesSpec(BaseModel):
 
 
 class ValueRule:
-    """One compiled value rule."""
+    """One value rule; its regexes are compiled on first use (a process that reads no file never pays)."""
 
-    __slots__ = ("anchor", "byte_needles", "deny", "min_entropy", "name", "needles", "pattern", "tail")
-
-    def __init__(self, spec: ValueRuleSpec) -> None:
+    def __init__(self, spec: ValueRuleSpec, lazy: bool = True) -> None:
+        self.spec = spec
         self.name = spec.name
-        self.pattern = re.compile(spec.pattern)
         self.needles = spec.needles
         self.byte_needles = tuple(needle.encode() for needle in spec.needles)
         self.deny = spec.deny
         self.min_entropy = spec.min_entropy
-        # A pattern opening with `\b` gets no literal-prefix scan from `re` and is tried at every offset
-        # (0.4 s over a lockfile whose integrity hashes hold "xox"): its rest is searched instead, and a
-        # hit counts only where the character before is not a word character, which is what `\b` asks
-        # before the word character each such pattern starts with.
-        self.tail = re.compile(spec.pattern[2:]) if spec.pattern.startswith(r"\b") else None
-        # A case-insensitive alternation is tried at every offset (0.4 s over a 6 MB tree); the same words
-        # found in the lowercased text by a plain one cost a tenth of that, and the pattern runs only there.
-        self.anchor = re.compile(spec.anchor) if spec.anchor else None
+        if not lazy:  # a rule file being checked: a bad pattern is an error now
+            _ = self.pattern, self.tail, self.anchor
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.spec.pattern)
+
+    @cached_property
+    def tail(self) -> re.Pattern[str] | None:
+        """A pattern opening with `\\b` gets no literal-prefix scan from `re` and is tried at every offset
+        (0.4 s over a lockfile whose integrity hashes hold "xox"): its rest is searched instead, and a hit
+        counts only where the character before is not a word character, which is what `\\b` asks before the
+        word character each such pattern starts with."""
+        return re.compile(self.spec.pattern[2:]) if self.spec.pattern.startswith(r"\b") else None
+
+    @cached_property
+    def anchor(self) -> re.Pattern[str] | None:
+        """A case-insensitive alternation is tried at every offset (0.4 s over a 6 MB tree); the same words
+        found in the lowercased text by a plain one cost a tenth of that, and the pattern runs only there."""
+        return re.compile(self.spec.anchor) if self.spec.anchor else None
 
     def hit(self, text: str) -> bool:
         """Whether a needle occurs in `text` (the cheap test before any regex runs)."""
@@ -147,18 +158,19 @@ def _secret_span(match: re.Match[str]) -> tuple[int, int]:
 class Rules:
     """The compiled rule set."""
 
-    def __init__(self, spec: RulesSpec) -> None:
+    def __init__(self, spec: RulesSpec, lazy: bool = True) -> None:
         self.path_names = tuple(spec.files)
         self.path_pattern = re.compile("|".join(f"(?P<r{i}>{p})" for i, p in enumerate(spec.files.values())))
         self.directories = frozenset(spec.directories)
         self.must_read = re.compile("|".join(f"(?:{p})" for p in spec.must_read))
-        self.values = tuple(ValueRule(v) for v in spec.values)
+        self.values = tuple(ValueRule(v, lazy) for v in spec.values)
         self.digest = ""  # of the YAML text: what a probe read through these rules is only reused under them
 
 
-def parse(text: str) -> Rules:
-    """Rules from a YAML document (raises pydantic's ValidationError or re.error on a bad one)."""
-    rules = Rules(RulesSpec.model_validate(yaml.safe_load(text)))
+def parse(text: str, lazy: bool = False) -> Rules:
+    """Rules from a YAML document (raises pydantic's ValidationError, or re.error on a bad pattern unless
+    `lazy`: then a pattern is compiled when first used)."""
+    rules = Rules(RulesSpec.model_validate(yaml.load(text, Loader=_LOADER)), lazy)
     rules.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return rules
 
@@ -166,4 +178,5 @@ def parse(text: str) -> Rules:
 @cache
 def shipped() -> Rules:
     """The rules shipped with the package, read and compiled once per process."""
-    return parse(resources.files("repocontext").joinpath("secret_rules.yaml").read_text(encoding="utf-8"))
+    # Lazy: the shipped patterns are each compiled by the tests (tests/test_secret_rules.py).
+    return parse(resources.files("repocontext").joinpath("secret_rules.yaml").read_text(encoding="utf-8"), lazy=True)

@@ -121,6 +121,8 @@ def test_markers_name_their_rule_and_redaction_is_idempotent() -> None:
 def test_the_rules_ship_with_the_package_and_load_once() -> None:
     assert resources.files("repocontext").joinpath("secret_rules.yaml").is_file()
     assert secret_rules.shipped() is secret_rules.shipped()
+    text = resources.files("repocontext").joinpath("secret_rules.yaml").read_text(encoding="utf-8")
+    assert len(secret_rules.parse(text).values) == len(CONTENT_RULES)  # every pattern compiles (not lazy)
 
 
 def test_a_bad_rule_file_is_refused() -> None:
