@@ -56,6 +56,8 @@ def report(state: dict[str, Any], as_json: bool) -> None:
         sys.stdout.write(state["patch"] + "\n")
     err_console.print(f"status: {state.get('status')}  report: {artifacts.get('report', '-')}  "
                       f"patch: {artifacts.get('patch', '-')}")
+    if artifacts.get("patch_exact"):
+        err_console.print(f"secret values are redacted in what is shown; the exact patch: {artifacts['patch_exact']}")
     if state.get("branch"):
         err_console.print(f"committed on branch {state['branch']} (git switch {state['branch']})")
 
