@@ -24,6 +24,8 @@ from planner.config import Settings
 from planner.dispatch import dispatch
 from planner.hotviews import naming
 from planner.plan import Edit, apply_edits, unified_diff
+from planner.portfolio import collect
+from planner.portfolio.model import Result, Spec
 from planner.runs import EXACT_PATCH, read_state
 from planner.ui.app import create_app
 from repocontext.secrets import content_rule, path_rule, redact
@@ -201,3 +203,18 @@ def test_edits_read_back_from_a_checkpoint_make_the_exact_patch(home: Path, corp
     patch = unified_diff(apply_edits(reader(str(corpus_repo)), edits))
     assert patch == (home / "runs" / state["run_id"] / EXACT_PATCH).read_text()
     assert "ENV DB_PASSWORD FAKEdockerEnvPassw0rd" in patch
+
+
+def test_a_portfolio_branch_is_made_from_the_exact_patch(home: Path, corpus_repo: Path, advisories: Path) -> None:
+    """A portfolio records the shown (redacted) patch; its branch is made from the run's exact copy."""
+    state = dispatch(Settings.from_env(), "vulnerability-remediation", corpus_repo, {},
+                     {"advisories": str(advisories)})
+    assert "REDACTED-url-userinfo" in state["patch"] and "FAKEpipIndexT0ken0000" not in state["patch"]
+    spec = Spec(id="p1", task_class="vulnerability-remediation", tccm_sha256="x", apply=True)
+    result = Result(repo=str(corpus_repo), key="k", status="succeeded", run_id=state["run_id"],
+                    patch=state["patch"], report="r")
+    applied = collect.apply(spec, result, home)
+    assert applied.branch and applied.apply_error is None
+    shown = git(corpus_repo, "show", f"{applied.branch}:requirements.txt")
+    original = (corpus_repo / "requirements.txt").read_text()
+    assert shown == original.replace("requests==2.30.0", "requests==2.31.0")
