@@ -22,6 +22,7 @@ from planner.runs import RunStore
 from planner.state import RunState
 from planner.supervisor import PATCHED
 from planner.telemetry import Telemetry, usage_rows
+from repocontext.secrets import redact_tree
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
 
@@ -128,12 +129,16 @@ def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     artifacts = {"report": str(runs.write_artifact(run_id, "report.md", report))}
     if state.get("patch"):
         artifacts["patch"] = str(runs.write_artifact(run_id, "patch.diff", state["patch"]))
+        exact = runs.write_exact_patch(run_id, state["patch"])
+        if exact is not None:
+            artifacts["patch_exact"] = str(exact)
     for result in _outcomes(state):
         if result.prompt:
             artifacts[f"prompt:{result.item.id}"] = str(runs.write_artifact(
                 run_id, f"prompt-{result.item.id.replace('/', '_')}.md", result.prompt))
     ledger = list(state.get("llm_calls", []))
-    artifacts["ledger"] = str(runs.write_artifact(run_id, "ledger.json", json.dumps(ledger, indent=2) + "\n"))
+    ledger_text = json.dumps(redact_tree(ledger), indent=2) + "\n"  # redacted before encoding, as examples are
+    artifacts["ledger"] = str(runs.write_artifact(run_id, "ledger.json", ledger_text))
     provenance = ProvenanceStore(runtime.context.settings.home)
     if state.get("bundle") and state.get("tccm") and not provenance.exists(run_id):  # idempotent on resume
         provenance.append(_record(state, runtime), runs)

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.diff import unified_diff
+from repocontext.secrets import MARKERS
 
 __all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
 
@@ -80,6 +81,10 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         original, current = files[edit.file]
         if not edit.old:
             raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
+        if MARKERS.search(edit.old) or MARKERS.search(edit.new):
+            from planner.unredact import restore  # only for edits made on redacted text
+
+            edit = restore(current, edit)
         at = _locate(current, edit)
         files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])
     return files

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from planner import runindex
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.sqlite import durable_enough, open_db, open_readonly
+from repocontext.secrets import redact
 from repocontext.store import atomic_write
 
 if TYPE_CHECKING:
@@ -30,6 +31,19 @@ CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, task_class TEXT NOT NULL, repo TEXT NOT NULL, inputs TEXT NOT NULL,
     options TEXT NOT NULL, status TEXT NOT NULL, pid INTEGER, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
 """
+
+
+EXACT_PATCH = "patch.exact.diff"  # 0600, only where the shown patch.diff had a secret redacted
+
+
+def exact_patch(home: Path, run_id: str | None, shown: str) -> str:
+    """The patch to apply for a run: its exact copy where one was kept (`shown`, the stored patch, has
+    secret values redacted then), else `shown` itself."""
+    path = home / "runs" / str(run_id) / EXACT_PATCH
+    try:
+        return path.read_text(encoding="utf-8") if run_id and path.is_file() else shown
+    except OSError:
+        return shown
 
 
 def _now() -> str:
@@ -79,14 +93,30 @@ class RunStore:
             durable_enough(conn)
         except sqlite3.Error as exc:
             raise EnvironmentProblem(f"cannot open checkpoints under {self.home}: {exc}") from None
-        return SqliteSaver(conn)
+        from planner.scrub import RedactingSerializer  # a checkpoint never holds a secret value
+
+        return SqliteSaver(conn, serde=RedactingSerializer())
 
     def artifacts(self, run_id: str) -> Path:
         return self.home / "runs" / run_id
 
     def write_artifact(self, run_id: str, name: str, text: str) -> Path:
+        """A run's file (report, patch, prompt, ledger), its secret values redacted: the UI shows these."""
         path = self.artifacts(run_id) / name
-        atomic_write(path, text)
+        atomic_write(path, redact(text))
+        return path
+
+    def write_exact_patch(self, run_id: str, patch: str) -> Path | None:
+        """The exact patch, where it differs from its redacted `patch.diff` (context lines next to a secret),
+        in a file only the owner may read (0600): what `git apply` needs, kept out of every shown copy."""
+        if redact(patch) == patch:
+            return None
+        path = self.artifacts(run_id) / EXACT_PATCH
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(patch)
+        os.chmod(path, 0o600)  # an existing file keeps its mode on O_CREAT
         return path
 
     def create(self, run_id: str, task_class: str, repo: str, inputs: dict[str, str], options: dict[str, Any]) -> None:

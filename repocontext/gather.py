@@ -182,7 +182,7 @@ def run_probe(probe: Probe, ctx: ProbeContext, data: dict[str, Any],
     try:
         with budget.time_budget(budget.seconds()):
             if isinstance(probe, PerFileProbe) and cache is not None:
-                slot = f"{probe.name}@{probe.version}"
+                slot = probe.slot
                 output, cache[slot] = probe.run_cached(ctx, cache.get(slot, {}))
             else:
                 output = probe.run(ctx)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
-from repocontext.secrets import content_rule_of_bytes, path_rule
+from repocontext.secrets import RULES_DIGEST, path_rule, scrub
 
 MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
 
@@ -129,7 +129,7 @@ class ProbeContext:
         """The text of an indexed file, or None when it is secret, binary, too big or unreadable.
 
         Secret files are refused by name before opening, and by content after
-        reading: a probe never receives secret-looking text.
+        reading; secret values in the files kept are redacted: a probe never receives a secret.
         """
         if path not in self._by_path or path_rule(path):
             return None
@@ -143,7 +143,7 @@ class ProbeContext:
             return None
         if len(data) > MAX_READ_BYTES or b"\0" in data[:8192]:
             return None
-        return None if content_rule_of_bytes(data) else data.decode("utf-8", errors="replace")
+        return scrub(data, path)[0]
 
 
 @dataclass
@@ -172,7 +172,7 @@ class Probe:
 
     def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: Mapping[str, str]) -> str:
         """A hash of everything the output depends on; equal hash ⇒ the old output is reused."""
-        digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
+        digest = hashlib.sha256(f"{self.name}\0{self.version}\0{RULES_DIGEST}\0".encode())
         records = ctx.matching(self.inputs) if self.inputs else ()
         digest.update("".join([f"{record.path}\0{record.sha}\0" for record in records]).encode())
         for key in self.options:
@@ -192,7 +192,7 @@ class Probe:
     def settings_fingerprint(self, ctx: ProbeContext) -> str:
         """The part of `fingerprint` that is neither input files nor upstream keys (name, version, options,
         extra): an incremental combine is only valid while it is unchanged."""
-        digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
+        digest = hashlib.sha256(f"{self.name}\0{self.version}\0{RULES_DIGEST}\0".encode())
         for key in self.options:
             digest.update(f"opt:{key}={ctx.options.get(key, '')}\0".encode())
         digest.update(self._extra(ctx).encode())
@@ -232,6 +232,11 @@ class PerFileProbe(Probe):
         """Whether `analyze` costs little per file here: then files are analysed in this process, as
         forking workers and sending results back would cost more than it saves."""
         return False
+
+    @property
+    def slot(self) -> str:
+        """The probe cache's slot: results of files read under other secret rules (unredacted) never return."""
+        return f"{self.name}@{self.version}+{RULES_DIGEST}"
 
     def run(self, ctx: ProbeContext) -> ProbeOutput:
         return self.run_cached(ctx, {})[0]

@@ -150,7 +150,7 @@ class _Run:
         """Update the probe's previous output from the changed files; False when the full run must do it."""
         if old.get("settings_hash") != probe.settings_fingerprint(self.ctx) or not self._upstream_unchanged(probe):
             return False
-        slot = f"{probe.name}@{probe.version}"
+        slot = probe.slot
 
         def old_result(path: str, sha: str) -> Any:
             return self.cache.get(slot, f"{path}\0{sha}")
@@ -187,7 +187,7 @@ class _Run:
         """Run the probe over all its files; False when its run may not be reused (cut short by the budget)."""
         cache: dict[str, dict[str, Any]] | None = None
         if isinstance(probe, PerFileProbe):
-            slot = f"{probe.name}@{probe.version}"
+            slot = probe.slot
             cache = {slot: self.cache.load(slot)}
         found = run_probe(probe, self.ctx, self.data, cache)
         self.diagnostics += found

@@ -1,138 +1,146 @@
-"""Secret detection: files that are never opened, and values never stored.
+"""Secret detection: files that are never opened, files that are denied, values that are never kept.
 
-Two kinds of rule. Path rules deny a file by its name alone, so its content is
-never read at all. Content rules flag a file whose text contains a
-secret-looking value; the file is then denied and nothing of it is kept (not
-even the matched value). `redact` scrubs the same values from any string that
-is about to be logged or shown.
+The rules are data (`secret_rules.yaml`, compiled once by `repocontext.secret_rules`). Three outcomes:
+- a path rule denies a file by its name alone, so its content is never read at all;
+- a value rule with `deny: always` (a private key), or `deny: file` in a file the tool need not read,
+  denies the file once read: nothing of it is kept, not even the matched value;
+- every other value found is redacted: the secret itself is replaced by `REDACTED-<rule>`, the rest of
+  the line kept, so a manifest whose URL holds a password is still read and its key stays visible.
+Patches are made from exact reads of the real files (`planner.bundle.view.read_repo_file(exact=True)`);
+an edit written on redacted text is mapped back to the real one (`planner.unredact`), so what is applied
+to a repository is exact. `redact_tree` scrubs whole values (states, records) before they are encoded.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Any
+
+from repocontext.secret_rules import Rules, ValueRule, shipped
+
+_RULES: Rules = shipped()
+CONTENT_RULES: tuple[ValueRule, ...] = _RULES.values
+_DENYING = tuple(rule for rule in CONTENT_RULES if rule.deny != "never")
+MARKER = "REDACTED-{}"
+RULES_DIGEST = _RULES.digest  # in every probe's fingerprint and cache slot: new rules, new reads
 
 
-@dataclass(frozen=True)
-class PathRule:
-    name: str
-    pattern: re.Pattern[str]  # matched against the file's base name
-
-
-PATH_RULES: tuple[PathRule, ...] = (
-    PathRule("dotenv", re.compile(r"\.env.*|.*\.env")),
-    PathRule("pem", re.compile(r".*\.pem")),
-    PathRule("private-key-file", re.compile(r".*\.(key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg)")),
-    PathRule("ssh-key", re.compile(r"id_(rsa|dsa|ecdsa|ed25519)(\..*)?")),
-    PathRule(
-        "credentials-file",
-        re.compile(
-            r"(credentials|credentials\.(json|ya?ml|xml|ini|toml)|\.git-credentials|\.netrc|_netrc"
-            r"|\.pypirc|\.htpasswd|service[-_]account.*\.json|secrets?\.(json|ya?ml|toml|ini))"
-        ),
-    ),
-)
-
-# Directories whose every file is secret material.
-SECRET_DIRS: frozenset[str] = frozenset({".ssh", ".aws", ".gnupg", ".docker"})
-
-
-@dataclass(frozen=True)
-class ContentRule:
-    name: str
-    pattern: re.Pattern[str]
-    needles: tuple[str, ...]  # literal substrings every match contains: a cheap `in` test first
-
-    def search(self, text: str) -> bool:
-        """Whether `pattern` matches anywhere in `text`.
-
-        A pattern opening with `\\b` gets no literal-prefix scan from `re`, so it is tried at every offset
-        (0.4 s over a lockfile whose integrity hashes hold "xox"): the rest of it is searched instead, and a
-        hit counts only where the character before is not a word character, which is what `\\b` asks before
-        the word character each such pattern starts with. A rejected hit resumes one character on, so an
-        overlapping later match is still found.
-        """
-        tail = _TAILS.get(self.pattern)
-        if tail is None:
-            return self.pattern.search(text) is not None
-        found = tail.search(text)
-        while found is not None:
-            start = found.start()
-            if start == 0 or not _WORD.match(text, start - 1):
-                return True
-            found = tail.search(text, start + 1)
-        return False
-
-
-CONTENT_RULES: tuple[ContentRule, ...] = (
-    ContentRule(
-        "private-key-block",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), ("PRIVATE KEY",)),
-    ContentRule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("AKIA", "ASIA")),
-    ContentRule(
-        "aws-secret-access-key",
-        re.compile(r"(?i:aws_?secret_?access_?key)\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}"), ("ecret", "ECRET")),
-    ContentRule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-                ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    ContentRule("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
-    ContentRule("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
-    ContentRule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), ("AIza",)),
-    ContentRule("stripe-secret-key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}"), ("k_live_",)),
-    ContentRule("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
-    ContentRule("pypi-token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), ("pypi-AgEIcHlwaS5vcmc",)),
-    ContentRule("openai-key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}"), ("sk-",)),
-)
-
-_WORD = re.compile(r"\w")
-_TAILS = {rule.pattern: re.compile(rule.pattern.pattern[2:]) for rule in CONTENT_RULES
-          if rule.pattern.pattern.startswith(r"\b")}
-_COMBINED = re.compile("|".join(f"(?:{r.pattern.pattern})" for r in CONTENT_RULES))
-
-
-_PATH_COMBINED = re.compile("|".join(f"(?P<r{i}>{r.pattern.pattern})" for i, r in enumerate(PATH_RULES)))
+def marker(rule: str) -> str:
+    """What replaces a secret value found by `rule`."""
+    return MARKER.format(rule)
 
 
 def path_rule(path: str) -> str | None:
     """The name of the path rule that denies `path`, or None (runs once per file: kept cheap)."""
     directory, _, base = path.rpartition("/")
-    if directory and not SECRET_DIRS.isdisjoint(directory.split("/")):
+    if directory and not _RULES.directories.isdisjoint(directory.split("/")):
         return "secret-directory"
-    hit = _PATH_COMBINED.fullmatch(base)
+    hit = _RULES.path_pattern.fullmatch(base)
     if hit is None:
         return None
-    return PATH_RULES[int(str(hit.lastgroup)[1:])].name
+    return _RULES.path_names[int(str(hit.lastgroup)[1:])]
 
 
-def content_rule(text: str) -> str | None:
-    """The name of the first content rule `text` trips, or None.
+def must_read(path: str) -> bool:
+    """Whether `path` is a file the tool reads to do its work (a manifest, Dockerfile, YAML): one holding a
+    `deny: file` value is redacted, not denied, so the task still sees it."""
+    return _RULES.must_read.fullmatch(path.rpartition("/")[2]) is not None
 
-    Runs on every file read, so each rule's regex only runs when one of its
-    literal needles occurs (a C-speed substring scan).
+
+def _denies(rule: ValueRule, path: str | None) -> bool:
+    return rule.deny == "always" or (path is None or not must_read(path))
+
+
+def content_rule(text: str, path: str | None = None) -> str | None:
+    """The name (`content:<rule>`) of the first value rule that denies `text` as the content of `path`
+    (None: a file whose name is unknown, held to the strictest reading), or None.
+
+    Runs on every file read, so each rule's regex only runs when one of its literal needles occurs.
     """
-    for rule in CONTENT_RULES:
-        if any(needle in text for needle in rule.needles) and rule.search(text):
+    for rule in _DENYING:
+        if rule.hit(text) and _denies(rule, path) and rule.search(text):
             return f"content:{rule.name}"
     return None
 
 
-_BYTE_NEEDLES = tuple((rule, tuple(needle.encode() for needle in rule.needles)) for rule in CONTENT_RULES)
-
-
-def content_rule_of_bytes(data: bytes) -> str | None:
+def content_rule_of_bytes(data: bytes, path: str | None = None) -> str | None:
     """`content_rule` of a file's raw bytes, decoded (as UTF-8, errors replaced) only when a needle occurs.
 
     The same answer as decoding first: needles are ASCII, and the decoder never folds an ASCII byte into a
     replacement character. Most files hold no needle, and decoding every file was half the scan's time.
     """
     text: str | None = None
-    for rule, needles in _BYTE_NEEDLES:
-        if any(needle in data for needle in needles):
+    for rule in _DENYING:
+        if any(needle in data for needle in rule.byte_needles) and _denies(rule, path):
             text = data.decode("utf-8", errors="replace") if text is None else text
             if rule.search(text):
                 return f"content:{rule.name}"
     return None
 
 
+def secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, rule) of every secret value in `text`, in order, overlaps merged (the first rule names it)."""
+    found: list[tuple[int, int, str]] = []
+    for rule in CONTENT_RULES:
+        if rule.hit(text):
+            found.extend((start, end, rule.name) for start, end in rule.spans(text) if end > start)
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda span: (span[0], -span[1]))
+    merged = [found[0]]
+    for start, end, name in found[1:]:
+        last_start, last_end, last_name = merged[-1]
+        if start < last_end:
+            merged[-1] = (last_start, max(last_end, end), last_name)
+        else:
+            merged.append((start, end, name))
+    return merged
+
+
 def redact(text: str) -> str:
-    """`text` with every secret-looking value replaced by a marker."""
-    return _COMBINED.sub("[REDACTED]", text)
+    """`text` with every secret-looking value replaced by its marker (the rest kept: lines stay lines)."""
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end, name in spans:
+        parts.append(text[at:start])
+        parts.append(marker(name))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def redact_tree(value: Any) -> Any:
+    """`value` with every string in it (dict keys and values, list and tuple items) redacted; other objects
+    are kept as they are. Unchanged containers are returned as they were (no copy)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        pairs = [(redact_tree(k), redact_tree(v)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [redact_tree(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # a named tuple stays one
+    return value
+
+
+def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:
+    """(text, denying rule) of a file's bytes: (None, rule) when the file is denied, else its text decoded
+    (errors replaced) with every secret value redacted."""
+    denied = content_rule_of_bytes(data, path)
+    if denied:
+        return None, denied
+    return redact(data.decode("utf-8", errors="replace")), None
+
+
+# A marker as `redact` writes it; longer names first so `REDACTED-secret-key-value` is never read as a
+# shorter rule's marker followed by text.
+MARKERS = re.compile("REDACTED-(" + "|".join(sorted((re.escape(r.name) for r in CONTENT_RULES), key=len,
+                                                     reverse=True)) + ")")

@@ -28,7 +28,7 @@ def _flagged(root: str, record: FileRecord) -> tuple[bool, str | None]:
         return False, None
     if b"\0" in data[:8192]:
         return True, None
-    return True, content_rule_of_bytes(data)
+    return True, content_rule_of_bytes(data, record.path)
 
 
 def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str]) -> tuple[list[FileRecord], list[Denied]]:

@@ -18,8 +18,11 @@ from planner.config import Settings
 from repocontext import encode
 from repocontext.gather import gather
 from repocontext.regather import Regathered
+from repocontext.secrets import RULES_DIGEST
 from repocontext.store import RepoContextStore
 from tests.conftest import commit_all, git, write_files
+
+CALL_SITES_SLOT = f"call_sites@2+{RULES_DIGEST}"  # the probe cache's slot: version and secret rules
 
 BASE = {
     "pyproject.toml": "[project]\nname = 'app'\ndependencies = ['requests==2.31.0', 'pyyaml==6.0']\n",
@@ -131,7 +134,7 @@ def test_the_probe_cache_follows_the_change(make_repo: Callable[..., Path], home
     commit_all(repo, "change")
     service.gather_repo(settings, repo, warm=False)
     new_sha = git(repo, "rev-parse", "HEAD:app/net.py").strip()
-    cache = store.load_cache(repo)["call_sites@2"]
+    cache = store.load_cache(repo)[CALL_SITES_SLOT]
     assert f"app/net.py\0{new_sha}" in cache and f"app/net.py\0{old_sha}" not in cache
 
 
@@ -214,7 +217,7 @@ def test_a_damaged_probe_cache_is_started_afresh(make_repo: Callable[..., Path],
     write_files(repo, {"app/net.py": "import yaml\n"})
     commit_all(repo, "change")
     _assert_like_a_full_gather(settings, repo)
-    assert "call_sites@2" in store.load_cache(repo)  # rebuilt, and used again next time
+    assert CALL_SITES_SLOT in store.load_cache(repo)  # rebuilt, and used again next time
     write_files(repo, {"app/conf.py": "import requests\n"})
     assert "call_sites" in _assert_like_a_full_gather(settings, repo).incremental
 

@@ -40,7 +40,7 @@ VALUES = {
 @pytest.mark.parametrize(("rule", "text"), list(VALUES.items()))
 def test_secret_values_are_flagged_and_redacted(rule: str, text: str) -> None:
     assert content_rule(text) == f"content:{rule}"
-    assert "[REDACTED]" in redact(text)
+    assert f"REDACTED-{rule}" in redact(text)
     # The file scan looks at raw bytes: the same verdict, also around bytes that are not valid UTF-8.
     assert content_rule_of_bytes(text.encode()) == f"content:{rule}"
     assert content_rule_of_bytes(b"\xff\xfe" + text.encode() + b"\xc3") == f"content:{rule}"

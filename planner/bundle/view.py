@@ -19,7 +19,7 @@ from repocontext import git
 from repocontext.globs import PathIndex
 from repocontext.index import build_index
 from repocontext.lazyjson import Columns
-from repocontext.secrets import content_rule, path_rule
+from repocontext.secrets import content_rule, path_rule, redact
 from repocontext.store import RepoContextStore
 
 MAX_FILE_BYTES = 4_000_000
@@ -70,7 +70,8 @@ def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
 
     Bytes are read as they are (no newline translation: CRLF stays CRLF). For the bundle, bytes that are
     not UTF-8 show as U+FFFD; `exact` keeps them as surrogates instead, so the text encodes back to the
-    very same bytes (`planner.diff.to_bytes`): edits and patches are made from exact reads.
+    very same bytes (`planner.diff.to_bytes`): edits and patches are made from exact reads. Secret values
+    are redacted in what is shown (the bundle), never in an exact read: a patch must apply to the real file.
     """
     rule = path_rule(rel)
     if rule:
@@ -99,10 +100,10 @@ def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
     if b"\0" in data[:8192]:
         return ReadResult(None, "skipped", "binary file")
     text = data.decode("utf-8", errors="surrogateescape" if exact else "replace")
-    secret = content_rule(text)
+    secret = content_rule(text, rel)
     if secret:
         return ReadResult(None, "denied", f"secret-looking content ({secret})", secret)
-    return ReadResult(text)
+    return ReadResult(text if exact else redact(text))
 
 
 def open_view(root: Path, store: RepoContextStore) -> RepoView:

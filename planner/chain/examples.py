@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from planner.plan import Plan
 from planner.sqlite import open_db
+from repocontext.secrets import redact, redact_tree
 
 DEFAULT_THRESHOLD = 0.85
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.-][A-Za-z0-9_]+)*")
@@ -57,13 +58,16 @@ class SolvedExamples:
         known = self.db.execute("SELECT 1 FROM examples WHERE run_id = ? AND fingerprint = ?", (run_id, fingerprint))
         if known.fetchone():
             return  # a resumed run finalising twice files its example once
+        # Redacted field by field, before encoding: JSON would turn a line break into "\n" that a
+        # line-anchored rule no longer sees.
+        shown = Plan.model_validate(redact_tree(plan.model_dump())).model_dump_json()
         with self.db:
             cursor = self.db.execute(
                 "INSERT INTO examples (task_class, fingerprint, plan, patch, run_id, created_at) VALUES (?,?,?,?,?,?)",
-                (task_class, fingerprint, plan.model_dump_json(), patch, run_id,
+                (task_class, redact(fingerprint), shown, redact(patch), run_id,
                  datetime.now(UTC).isoformat(timespec="seconds")))
             self.db.execute("INSERT INTO examples_fts (rowid, fingerprint) VALUES (?, ?)",
-                            (cursor.lastrowid, fingerprint))
+                            (cursor.lastrowid, redact(fingerprint)))
 
     def search(self, task_class: str, fingerprint: str, threshold: float = DEFAULT_THRESHOLD,
                limit: int = 5) -> list[Example]:

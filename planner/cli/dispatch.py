@@ -36,6 +36,9 @@ def live(quiet: bool) -> Any:
 
 def report(state: dict[str, Any], as_json: bool) -> None:
     artifacts = state.get("artifacts") or {}
+    from repocontext.secrets import redact_tree
+
+    state = redact_tree(state)  # what is shown holds no secret value; the exact patch is artifacts["patch_exact"]
     if as_json:
         emit_json({"run_id": state.get("run_id"), "status": state.get("status"), "error": state.get("error"),
                    "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
@@ -53,6 +56,8 @@ def report(state: dict[str, Any], as_json: bool) -> None:
         sys.stdout.write(state["patch"] + "\n")
     err_console.print(f"status: {state.get('status')}  report: {artifacts.get('report', '-')}  "
                       f"patch: {artifacts.get('patch', '-')}")
+    if artifacts.get("patch_exact"):
+        err_console.print(f"secret values are redacted in what is shown; the exact patch: {artifacts['patch_exact']}")
     if state.get("branch"):
         err_console.print(f"committed on branch {state['branch']} (git switch {state['branch']})")
     if str(state.get("error") or "").startswith("--apply refused"):
@@ -116,11 +121,12 @@ def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> Non
     success the user did not get."""
     from planner.apply import apply_patch
     from planner.errors import ExitCode, PlannerError
-    from planner.runs import RunStore
+    from planner.runs import RunStore, exact_patch
 
     branch = f"planner/{task_class}/{state['run_id']}"
+    exact = exact_patch(settings.home, state.get("run_id"), state["patch"])  # the stored one is redacted
     try:
-        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
+        apply_patch(Path(state["repo"]), exact, branch, f"{task_class}: run {state['run_id']}\n\n"
                     + (state.get("report") or "")[:4000])
     except PlannerError as exc:
         RunStore(settings.home).set_status(state["run_id"], "failed")

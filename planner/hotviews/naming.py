@@ -32,7 +32,7 @@ PREFIX = "tccm-planner:hv"
 STATS_KEY = f"{PREFIX}:stats"
 _ROOT = Path(__file__).resolve().parent.parent.parent
 _RENDER_SOURCES = ("planner/bundle", "planner/tokens.py", "planner/hotviews/slices.py", "repocontext/secrets.py",
-                   "repocontext/globs.py")
+                   "repocontext/secret_rules.py", "repocontext/secret_rules.yaml", "repocontext/globs.py")
 
 
 @lru_cache(maxsize=1)

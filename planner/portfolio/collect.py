@@ -65,10 +65,11 @@ def _branch_exists(repo: Path, branch: str) -> bool:
     return proc.returncode == 0
 
 
-def apply(spec: Spec, result: Result) -> Result:
+def apply(spec: Spec, result: Result, home: Path | None = None) -> Result:
     """Commit the patch on the portfolio's branch. One branch per portfolio and repository: an existing one
     is from an earlier attempt of this portfolio and is kept, never duplicated. Never touches the work tree."""
     from planner.apply import apply_patch
+    from planner.runs import exact_patch
 
     if not (spec.apply and result.status == "succeeded" and result.patch) or result.branch:
         return result
@@ -76,7 +77,9 @@ def apply(spec: Spec, result: Result) -> Result:
     if _branch_exists(repo, branch):
         return result.model_copy(update={"branch": branch, "apply_error": None})
     try:
-        apply_patch(repo, result.patch, branch, f"{spec.task_class}: portfolio {spec.id}, run {result.run_id}\n\n"
+        # The recorded patch has secret values redacted; the run's exact copy is in `home` when it ran there.
+        patch = exact_patch(home, result.run_id, result.patch) if home else result.patch
+        apply_patch(repo, patch, branch, f"{spec.task_class}: portfolio {spec.id}, run {result.run_id}\n\n"
                     + result.report[:4000])
     except PlannerError as exc:
         return result.model_copy(update={"apply_error": exc.message})
@@ -92,7 +95,7 @@ def record(settings: Settings, store: PortfolioStore, spec: Spec, result: Result
         adopt(settings, result.shipped)
     if result.run_id:
         supersede(settings, result)
-    applied = apply(spec, result)
+    applied = apply(spec, result, settings.home)
     if applied is not result:
         store.update_result(spec.id, applied)
     return True
@@ -102,6 +105,6 @@ def apply_pending(store: PortfolioStore, spec: Spec) -> None:
     """`resume`: recorded successes whose branch was not made yet (the coordinator stopped in between)."""
     for entry in store.entries(spec.id):
         if entry.result is not None and spec.apply and not entry.result.branch:
-            applied = apply(spec, entry.result)
+            applied = apply(spec, entry.result, store.home)
             if applied is not entry.result:
                 store.update_result(spec.id, applied)

@@ -49,11 +49,13 @@ def summarize(state: dict[str, Any]) -> dict[str, Any]:
 
 def ship(settings: Settings, run_id: str) -> Shipped:
     """Everything the coordinator needs to show this run: its row, artifacts, provenance and examples."""
-    from planner.runs import RunStore
+    from planner.runs import EXACT_PATCH, RunStore
 
     runs = RunStore(settings.home)
     folder = runs.artifacts(run_id)
-    artifacts = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*")) if p.is_file()}
+    # The exact patch stays on the worker (0600): it holds what the shown copies redact.
+    artifacts = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*"))
+                 if p.is_file() and p.name != EXACT_PATCH}
     record = settings.home / "runs" / f"{run_id}.json"
     return Shipped(row=runs.get(run_id), artifacts=artifacts,
                    provenance=record.read_text(encoding="utf-8") if record.is_file() else None,

@@ -32,6 +32,7 @@ def _now() -> str:
 
 class PortfolioStore:
     def __init__(self, home: Path, readonly: bool = False) -> None:
+        self.home = home
         what = f"the portfolio store under {home}"
         if not readonly:
             self.db = open_db(home / "portfolios.sqlite", _SCHEMA, what)

@@ -15,6 +15,7 @@ from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_env
 from repocontext.model import BuildSystem, Manifest
 from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
+from repocontext.secrets import RULES_DIGEST
 
 # file name -> (build system, ecosystem or None, manifest kind or None)
 KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
@@ -79,7 +80,7 @@ class BuildProbe(Probe):
 
     def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: dict[str, str]) -> str:  # type: ignore[override]
         # Which paths exist, and the content of requirement files (their header names the compile command).
-        digest = hashlib.sha256(f"{self.name}\0{self.version}\0".encode())
+        digest = hashlib.sha256(f"{self.name}\0{self.version}\0{RULES_DIGEST}\0".encode())
         for path, _ in build_files(ctx):
             record = ctx.record(path) if _format(path) == "requirements.txt" else None
             digest.update(f"{path}\0{record.sha if record else ''}\0".encode())

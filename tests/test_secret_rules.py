@@ -1,0 +1,151 @@
+"""The secret rules as data (repocontext/secret_rules.yaml): each rule finds what it names and leaves alone
+what only looks like it; the file loads, validates and ships with the package."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from repocontext import secret_rules
+from repocontext.secrets import CONTENT_RULES, MARKERS, content_rule, must_read, path_rule, redact, scrub
+
+RULES = {rule.name: rule for rule in CONTENT_RULES}
+
+# rule → (texts it must redact: the secret is the part after "⟨" up to "⟩", texts it must leave alone)
+CASES: dict[str, tuple[list[str], list[str]]] = {
+    "private-key-block": (["⟨-----BEGIN EC PRIVATE KEY-----\nMHcFAKE\n-----END EC PRIVATE KEY-----⟩\n"],
+                          ["-----BEGIN PUBLIC KEY-----\nMFkw\n"]),
+    "aws-access-key-id": (["id = ⟨AKIAFAKEEXAMPLE00001⟩"], ["xAKIAFAKEEXAMPLE00001", "AKIA-docs"]),
+    "aws-secret-access-key": (["aws_secret_access_key = ⟨FAKEwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLE1⟩"],
+                              ["aws_secret_access_key = ${AWS_SECRET}"]),
+    "github-token": (["⟨ghp_FAKE0000000000000000000000000000EXMPL⟩"], ["ghp_short"]),
+    "gitlab-token": (["⟨glpat-FAKEexample0000000000⟩"], ["glpat-short"]),
+    "slack-token": (["⟨xoxb-0000FAKE0000-EXAMPLE⟩"], ["axoxb-0000FAKE0000"]),
+    "slack-webhook": (["https://hooks.slack.com/services/⟨T0FAKE000/B0FAKE000/FAKEwebhook00⟩"],
+                      ["https://hooks.slack.com/"]),
+    "google-api-key": (["⟨AIzaFAKE0000000000EXAMPLE00000000000000⟩"], ["AIzaShort"]),
+    "stripe-secret-key": (["⟨sk_live_FAKE0000EXAMPLE0000000000⟩", "⟨rk_test_FAKE0000EXAMPLE0000000000⟩"],
+                          ["pk_live_FAKE0000EXAMPLE0000000000"]),
+    "npm-token": (["⟨npm_FAKE00000000000000000000000000EXAMPL⟩"], ["npm_install"]),
+    "pypi-token": (["⟨pypi-AgEIcHlwaS5vcmcFAKE000000000000000000000000000000000000EXAMPLE⟩"], ["pypi-org"]),
+    "openai-key": (["⟨sk-proj-FAKE0000EXAMPLE0000000000000000000⟩"], ["sha512-AbCsk-" + "x" * 40]),
+    "sendgrid-key": (["⟨SG.FAKEsendgrid0000EXAMPL.FAKEsendgridSecret00000000000000000EXAMPLE0⟩"], ["SG.short"]),
+    "jwt": (["Bearer ⟨eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJGQUtFIn0.FAKEsignature⟩"], ["eyJhbGciOiJIUzI1NiJ9"]),
+    "k8s-secret": (["apiVersion: v1\n⟨kind: Secret⟩\n"], ["kind: SecretProviderClass\n"]),
+    "k8s-env-value": (["- name: API_TOKEN\n  value: ⟨FAKEk8sEnvToken0⟩\n"], ["- name: LOG_LEVEL\n  value: debug\n"]),
+    "docker-auth": (['{"auths": {"r.example": {"auth": "⟨RkFLRTpFWEFNUExF⟩"}}}'], ['{"auth": "basic"}']),
+    "npmrc-auth": (["//registry.npmjs.org/:_authToken=⟨FAKE-npm-auth-0000⟩", "  npmAuthToken: ⟨FAKEyarn000⟩"],
+                   ["self.super_password = 'secret'"]),
+    "url-userinfo": (["https://ci:⟨FAKEpipT0ken⟩@pypi.example/simple", "postgres://app:⟨FAKEpw0⟩@db:5432/app"],
+                     ["https://user@host/", "https://${USER}:${PASSWORD}@host/", "http://[::1]:8080/"]),
+    "authorization-header": (['-H "Authorization: Bearer ⟨FAKEbearer0000⟩"'], ["Authorization: Bearer ${TOKEN}"]),
+    "django-secret-key": (["SECRET_KEY = '⟨django-insecure-FAKE-0000⟩'"], ["SECRET_KEY = os.environ['KEY']"]),
+    "secret-assignment": (["ARG GITHUB_TOKEN=⟨FAKEdockerArgT0ken⟩", "ENV API_KEY=⟨FAKEk3y0000⟩ APP_ENV=prod",
+                           "export DB_PASSWORD=⟨FAKEpassw0rd⟩", "- POSTGRES_PASSWORD=⟨FAKEpgPassw0rd⟩"],
+                          ["django-allauth==0.57.2", "API_KEY = settings.PYCON_API_KEY", "TOKEN=${TOKEN}",
+                           "password = os.environ['X']", "token = get_token()"]),
+    "dockerfile-env": (["ENV DB_PASSWORD ⟨FAKEdockerEnvPw⟩", "+ENV API_TOKEN ⟨FAKEdiffLine0⟩"],
+                       ["ENV DB_PASSWORD $DB_PASSWORD", "ENV PATH /usr/bin"]),
+    "secret-key-value": (["api_token: ⟨FAKEyamlT0ken⟩", 'api_key: "⟨FAKEyamlK3y⟩"', "password = ⟨FAKEiniPassw0rd⟩",
+                          "'PASSWORD': '⟨FAKEdjangoPw0⟩',", "user: {token: ⟨FAKEkubeT0ken⟩}"],
+                         ["max_tokens: 100000", "secretName: tls-cert", "token = var.datadog_key",
+                          "password='password'", "FASTLY_API_KEY = False", "api_key: ${API_KEY}"]),
+}
+
+
+def _expected(case: str) -> tuple[str, str]:
+    """(the text, the secret in it) of a case written with ⟨…⟩ around the secret."""
+    before, rest = case.split("⟨", 1)
+    secret, after = rest.split("⟩", 1)
+    return before + secret + after, secret
+
+
+def test_every_rule_has_cases() -> None:
+    assert set(CASES) == set(RULES)
+
+
+@pytest.mark.parametrize(("rule", "case"), [(r, c) for r, (found, _) in CASES.items() for c in found])
+def test_a_rule_finds_its_value(rule: str, case: str) -> None:
+    text, secret = _expected(case)
+    spans = [text[start:end] for start, end in RULES[rule].spans(text)]
+    assert secret in spans, spans
+    cleaned = redact(text)
+    assert secret not in cleaned and "REDACTED-" in cleaned
+
+
+@pytest.mark.parametrize(("rule", "text"), [(r, t) for r, (_, left) in CASES.items() for t in left])
+def test_a_rule_leaves_lookalikes_alone(rule: str, text: str) -> None:
+    assert RULES[rule].spans(text) == []
+
+
+@pytest.mark.parametrize(("path", "rule"), [
+    ("frontend/.npmrc", "npmrc"), ("ci/.dockercfg", "docker-config"), ("deploy/kubeconfig", "kubeconfig"),
+    ("prod.kubeconfig", "kubeconfig"), ("home/.kube/config", "secret-directory"),
+    ("infra/prod.tfvars", "terraform-state"), ("terraform.tfstate", "terraform-state"), ("deploy/app.env", "dotenv"),
+])
+def test_new_name_rules(path: str, rule: str) -> None:
+    assert path_rule(path) == rule
+
+
+@pytest.mark.parametrize(("path", "read"), [
+    ("requirements.txt", True), ("requirements-dev.in", True), ("api/Dockerfile", True), ("app.dockerfile", True),
+    ("k8s/deploy.yaml", True), ("package.json", True), ("pyproject.toml", True), ("scripts/x.sh", True),
+    ("app/settings.py", False), ("config/notify.ini", False), ("web/maps.js", False),
+])
+def test_must_read_files(path: str, read: bool) -> None:
+    assert must_read(path) is read
+
+
+def test_a_token_denies_a_source_file_but_is_redacted_in_a_manifest() -> None:
+    line = "https://x:ghp_FAKE0000000000000000000000000000EXMPL@github.com/acme/app.git\n"
+    assert content_rule(line, "deploy.py") == "content:github-token"
+    assert content_rule(line, "requirements.txt") is None
+    text, denied = scrub(line.encode(), "requirements.txt")
+    assert denied is None and text is not None and "ghp_" not in text
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n"
+    assert scrub(key.encode(), "values.yaml") == (None, "content:private-key-block")  # key material: always
+
+
+def test_markers_name_their_rule_and_redaction_is_idempotent() -> None:
+    text = "ENV API_KEY=FAKEk3y0000\nurl = https://u:FAKEpw00@h/\n"
+    once = redact(text)
+    assert [m.group(1) for m in MARKERS.finditer(once)] == ["secret-assignment", "url-userinfo"]
+    assert redact(once) == once
+
+
+def test_the_rules_ship_with_the_package_and_load_once() -> None:
+    assert resources.files("repocontext").joinpath("secret_rules.yaml").is_file()
+    assert secret_rules.shipped() is secret_rules.shipped()
+    text = resources.files("repocontext").joinpath("secret_rules.yaml").read_text(encoding="utf-8")
+    assert len(secret_rules.parse(text).values) == len(CONTENT_RULES)  # every pattern compiles (not lazy)
+
+
+def test_a_bad_rule_file_is_refused() -> None:
+    good = "files: {}\ndirectories: []\nmust_read: []\n"
+    with pytest.raises(ValidationError):
+        secret_rules.parse(good + "values: [{name: x, pattern: a, needles: [a], deny: sometimes}]\n")
+    with pytest.raises(ValidationError):
+        secret_rules.parse(good + "values: [{name: x, pattern: a, needles: [], deny: never}]\n")
+    with pytest.raises(re.error):
+        secret_rules.parse(good + "values: [{name: x, pattern: '(', needles: [a], deny: never}]\n")
+
+
+ANCHORED = [rule for rule in CONTENT_RULES if rule.anchor is not None]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["password", "PASSWORD", "Token", "api_key", "api-key", "SECRET", "auth", "=", ": ",
+                                 " = ", "'", '"', "FAKEvalue00", "x.y", "\n", " ", "İ", "#", "KEY", "credentials"]),
+                max_size=14).map("".join))
+def test_anchored_rules_match_as_a_plain_search_does(text: str) -> None:
+    """The anchor is a speed-up only: the same spans as the pattern's own finditer."""
+    for rule in ANCHORED:
+        plain = [m.span(g) if (g := next((n for n in ("s", "b") if m.groupdict().get(n) is not None), None))
+                 else m.span() for m in rule.pattern.finditer(text)]
+        plain = [(a, b) for a, b in plain if secret_rules.entropy(text[a:b]) >= rule.min_entropy]
+        assert rule.spans(text) == plain
