@@ -207,6 +207,13 @@ ATTACKS: dict[str, Callable[[Path, Runner], Row]] = {
 }
 
 
+def _more() -> dict[str, Callable[[Path, Runner], Row]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from attacks_misuse import MORE  # concurrency, modes, Host header, ignored inputs
+
+    return MORE
+
+
 def print_table(rows: list[Row]) -> None:
     header = f"{'attack':<38} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} {'exit':>5}  outcome"
     print(header)
@@ -220,9 +227,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before a child is killed")
     parser.add_argument("--memory-mb", type=int, default=None, help="cap each child's address space")
-    parser.add_argument("--only", nargs="*", choices=sorted(ATTACKS), help="run these attacks only")
+    parser.add_argument("--only", nargs="*", help="run these attacks only (names as printed by --list)")
+    parser.add_argument("--list", action="store_true", help="name every attack and exit")
     parser.add_argument("--source", type=Path, default=ROOT, help="the planner checkout to run")
     args = parser.parse_args()
+    ATTACKS.update(_more())
+    if args.list or any(name not in ATTACKS for name in args.only or ()):
+        print("attacks: " + ", ".join(ATTACKS))
+        sys.exit(0 if args.list else 2)
     run = Runner(source=args.source.resolve(), timeout=args.timeout, memory_mb=args.memory_mb)
     rows = []
     with tempfile.TemporaryDirectory(prefix="attacks-") as scratch:
