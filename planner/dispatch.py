@@ -16,7 +16,8 @@ from planner.inputs import check_inputs, check_sources
 from planner.provenance import new_id
 from planner.runs import RunStore
 
-EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "needs_llm": ExitCode.NEEDS_LLM,
+EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "not_applicable": ExitCode.OK,
+        "needs_llm": ExitCode.NEEDS_LLM,
         "failed": ExitCode.FAILED, "over_budget": ExitCode.BUDGET, "blocked": ExitCode.BLOCKED,
         "needs_regeneration": ExitCode.NEEDS_REGENERATION}
 Events = Callable[[str, dict[str, Any]], None]

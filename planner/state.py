@@ -46,7 +46,9 @@ class RunState(RunInputs, WorkOutput, total=False):
     patch: str
     report: str
     verification: Record
-    status: str  # running | succeeded | no_changes | needs_regeneration | blocked | needs_llm | over_budget | failed
+    # running | succeeded | no_changes | not_applicable | needs_regeneration | blocked | needs_llm
+    # | over_budget | failed
+    status: str
     exit_code: int  # for a run that failed before its items: the exit code of the error that stopped it
     error: str
     artifacts: dict[str, str]  # name → path under PLANNER_HOME/runs/<id>/

@@ -22,6 +22,9 @@ from planner.chain.work import WorkItem
 from planner.context import RunContext
 from planner.errors import BudgetError
 from planner.plan import EditError, Plan, apply_edits
+from planner.policy.enforce import from_state
+from planner.recipes import stage as yaml_recipes
+from planner.recipes.engine import RecipeError
 from planner.state import WorkState
 from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
@@ -70,10 +73,43 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
 
 
+def _declared(state: WorkState, runtime: Runtime[RunContext], item: WorkItem) -> dict[str, Any] | list[Decline]:
+    """The TCCM's own recipes (YAML): the stage's update when they made a plan or cannot run, else the
+    declines they leave (findings at file:line) for the Python recipes' turn."""
+    tccm = TCCM.model_validate(state["tccm"])
+    policy, _ = from_state(state["tccm"], state["inputs"])
+    try:
+        plan, declines, record = yaml_recipes.run(tccm, state["repo"], runtime.context.settings.home,
+                                                  state["inputs"], item, policy is not None and policy.network)
+    except RecipeError as exc:
+        return {"plan": None, "pending": f"a recipe could not run: {exc}", "error": str(exc),
+                "stages": [_stage(item, "recipe_match", "failed", str(exc))]}
+    if plan is None:
+        return declines
+    problem = plan_problem(plan, state["repo"])
+    if problem:
+        return [*declines, Decline(reason=f"{plan.recipe}: matched, but {problem}")]
+    runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": plan.recipe})
+    return {"plan": plan.model_dump(), "stages": [_stage(
+        item, "recipe_match", "matched", f"{plan.recipe} applies", recipe=plan.recipe, **record)]}
+
+
+def _nothing_to_do(state: WorkState, tried: list[Decline]) -> bool:
+    """Declared recipes that matched nothing, no finding, no flow: the class does not apply here. Only a
+    class with recipes can say so; one without leaves the item to examples and the LLM as before."""
+    tccm = state["tccm"]
+    return bool(tccm.get("recipes")) and not tried and not tccm.get("flow")
+
+
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
     tried: list[Decline] = []
+    if state["tccm"].get("recipes"):
+        declared = _declared(state, runtime, item)
+        if isinstance(declared, dict):
+            return declared
+        tried += declared
     files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:
         why = recipe.match(bundle, item, files)
@@ -89,6 +125,11 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
+    if _nothing_to_do(state, tried):
+        why = "its recipes match nothing in this repository (" + ", ".join(
+            r["id"] for r in state["tccm"]["recipes"]) + ")"
+        return {"plan": None, "pending": "not_applicable", "error": why,
+                "stages": [_stage(item, "recipe_match", "not_applicable", why, reads=files.reads)]}
     reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
     return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}

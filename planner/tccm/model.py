@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from planner.flow.model import Flow, FlowDocument
 from planner.policy.model import Policy, PolicyDocument
+from planner.recipes.model import Recipe, WorkItems
 from planner.tccm import keyfields
 from repocontext.globs import GlobError, check_glob, check_globs
 from repocontext.model import SECTIONS
@@ -200,6 +201,14 @@ class TCCMDocument(_Strict):
     flow: FlowDocument | None = Field(
         default=None, description="typed states run per work item instead of one LLM call; a child's states "
                                   "override or add to its parent's by name")
+    recipes: list[Recipe] | None = Field(default=None, description=(
+        "deterministic steps tried, in order, before solved examples and the LLM: each with an id (name@version), "
+        "files (globs) or files_of (a RepoContext key), and one of ast-grep (rules in ast-grep's format), replace "
+        "(pattern/with) or command (run; needs policy.side_effects: [command]). Every recipe runs on the result of "
+        "the ones before it; a child's recipe with the same name replaces its parent's in place"))
+    work_items: WorkItems | None = Field(default=None, description=(
+        "how the class fans out: {per: file | match | key, of: GLOBS or KEY}; an empty source ends the run "
+        "not_applicable"))
 
     @field_validator("inputs", mode="before")
     @classmethod
@@ -238,6 +247,8 @@ class TCCM(_Strict):
     inputs: dict[str, InputSpec] = Field(default_factory=dict)  # declared, extends applied (child wins)
     policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
     flow: Flow | None = None  # the child's flow merged over the parent's, state by state
+    recipes: tuple[Recipe, ...] = ()  # declared recipes, extends applied
+    work_items: WorkItems | None = None
     flow_origin: dict[str, str] = Field(default_factory=dict)  # flow state → the task class that defined it
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
@@ -258,6 +269,9 @@ class TCCM(_Strict):
         if self.flow is not None:  # `when: item.data.inputs.mode == strict` and the like
             for name in sorted(set(_FLOW_INPUT.findall(self.flow.model_dump_json()))):
                 found.setdefault(name, InputSpec(description="read by the flow"))
+        for recipe in self.recipes:  # `with: "\\g<1>${inputs.version}"` and the like
+            for name in sorted(set(input_refs(recipe.model_dump_json()))):
+                found.setdefault(name, InputSpec(description=f"substituted in recipe {recipe.id}"))
         for name in (self.policy.relax if self.policy else {}):
             found[name] = InputSpec(description=f"lifts policy limits ({name}=true)", kind="boolean")
         return {**found, **self.inputs}

@@ -36,6 +36,7 @@ from planner.flow.merge import Merged, merge
 from planner.flow.validate import Problem, refused_effects, state_problems
 from planner.flow.validate import problems as flow_problems
 from planner.policy import inherit
+from planner.recipes import merge as recipes
 from planner.tccm import yamlsource
 from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
 
@@ -242,6 +243,10 @@ class Registry:
         boot = list(parent.bootstrap_globs) if parent else []
         boot += [g for g in doc.bootstrap_globs or () if g not in boot]
         policy, flow, flow_origin = self._surface(source, doc, parent)
+        problem = recipes.refused_commands(doc.recipes or (), policy)
+        if problem is not None:
+            loc = ("recipes", problem[0], "command")
+            raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), problem[1])
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
@@ -253,6 +258,8 @@ class Registry:
             worker=doc.worker or (parent.worker if parent else None),
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
             inputs={**(parent.inputs if parent else {}), **(doc.inputs or {})},
+            recipes=recipes.merge(parent.recipes if parent else (), doc.recipes or ()),
+            work_items=doc.work_items or (parent.work_items if parent else None),
             flow_origin=flow_origin,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )
