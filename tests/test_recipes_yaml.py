@@ -42,7 +42,7 @@ def test_yaml_safe_load_on_its_example(home: Path, tmp_path: Path) -> None:
     assert "Loader=yaml.FullLoader" not in patch and "yaml.SafeLoader" not in patch  # a Loader: left alone
     _applies(repo, patch)
     record = ProvenanceStore(Settings.from_env().home).get(state["run_id"])
-    recipe = [s for s in record.stages if s.stage == "recipe_match"][0]
+    recipe = next(s for s in record.stages if s.stage == "recipe_match")
     assert recipe.outcome == "matched" and "yaml-safe-load@1" in recipe.reason
     assert "yaml-safe-load@1" in state["report"]
 

@@ -170,6 +170,25 @@ def _load_requests(state: WorkState, home: Path, bundle: Bundle,
     return bundle, records
 
 
+def answered(state: WorkState, runtime: Runtime[RunContext], item: WorkItem, prompt: str) -> dict[str, Any]:
+    """The plan a person gave for this item (`planner runs answer`), checked as the model's would be."""
+    answers = runtime.context.answers or {}
+    raw = answers.get(item.id, answers.get("*"))
+    ledger = {"item": item.id, "model": "answer (planner runs answer)", "tokens_in": 0, "tokens_out": 0,
+              "estimated": False, "cost_usd": None, "ok": raw is not None}
+    if raw is None:
+        return {"pending": "needs_llm", "prompt": prompt, "llm_calls": [ledger], "stages": [_stage(
+            item, "llm_fallback", "needs_llm", f"the answer file has no plan for item {item.id!r}")]}
+    plan = Plan(**llm.LLMPlan.model_validate(raw).model_dump(), source="llm",
+                data={"answered_by": "planner runs answer"})
+    problem = plan_problem(plan, state["repo"])
+    if problem:
+        return {"pending": f"the answered plan was rejected: {problem}", "prompt": prompt, "llm_calls": [ledger],
+                "stages": [_stage(item, "llm_fallback", "rejected", problem)]}
+    return {"plan": plan.model_dump(), "prompt": prompt, "llm_calls": [ledger], "stages": [_stage(
+        item, "llm_fallback", "planned", f"answered by hand: {len(plan.edits)} edits")]}
+
+
 def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     tccm = state["tccm"]
@@ -180,6 +199,8 @@ def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
 
     prompt = prompt_for(bundle)
     model = runtime.context.model
+    if runtime.context.answers is not None:
+        return answered(state, runtime, item, prompt)
     if model is None:
         return {"pending": "needs_llm", "prompt": prompt, "stages": [_stage(
             item, "llm_fallback", "needs_llm", "no model configured (--model provider:name or PLANNER_MODEL)")]}

@@ -11,14 +11,13 @@ A recipe has an `id` (name@version, recorded in provenance and the report), the 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from repocontext.globs import GlobError, check_glob
 
-RecipeId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*@[0-9A-Za-z][0-9A-Za-z.+-]*$",
-                                            max_length=128)]
+_ID = re.compile(r"[a-z0-9][a-z0-9._-]*@[0-9A-Za-z][0-9A-Za-z.+-]*")
 # The top-level keys of an ast-grep rule file (https://ast-grep.github.io/reference/yaml.html).
 AST_GREP_KEYS = frozenset({"id", "language", "rule", "constraints", "utils", "transform", "fix", "rewriters",
                            "message", "note", "severity", "labels", "files", "ignores", "url", "metadata"})
@@ -79,7 +78,8 @@ def _check_rule(rule: Any, where: str) -> None:
 class Recipe(_Strict):
     """One declarative recipe."""
 
-    id: RecipeId = Field(description="name@version, recorded in provenance and the report")
+    id: str = Field(max_length=128, description="name@version (e.g. yaml-safe-load@1), recorded in provenance "
+                                                "and the report")
     description: str | None = Field(default=None, max_length=2000)
     files: list[str] | None = Field(default=None, description="globs of the files the recipe applies to (or, for "
                                                               "command:, may change)")
@@ -93,6 +93,13 @@ class Recipe(_Strict):
     command: Command | None = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _ID.fullmatch(value):
+            raise ValueError(f"recipe id {value!r} must be name@version, e.g. yaml-safe-load@1 (lowercase name)")
+        return value
 
     @field_validator("ast_grep", mode="before")
     @classmethod
