@@ -104,7 +104,8 @@ def _yaml_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         items, note = work_items.list_items(tccm, view, state["inputs"])
     except (StoreError, RecipeError) as exc:
         return {"status": "failed", "error": str(exc), "exit_code": int(ExitCode.FAILED)}
-    return {"items": [item.model_dump() for item in items], "per_item": [], "note": note}
+    per_item = list(tccm.work_items.item_inputs) if tccm.work_items else []
+    return {"items": [item.model_dump() for item in items], "per_item": per_item, "note": note}
 
 
 def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:

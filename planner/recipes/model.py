@@ -166,5 +166,10 @@ class WorkItems(_Strict):
         return self
 
     @property
+    def item_inputs(self) -> tuple[str, ...]:
+        """The inputs each item carries (and its own bundle may select with): file, or entry for per key."""
+        return ("entry",) if self.per == "key" else ("file",)
+
+    @property
     def globs(self) -> list[str] | None:
         return None if self.of is None else ([self.of] if isinstance(self.of, str) else list(self.of))

@@ -27,8 +27,10 @@ def _files(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> list[str]:
     return sorted({p for r in tccm.recipes for p in engine.select(r, view, inputs, None)})
 
 
-def _item(kind: str, ident: str, title: str, **data: Any) -> WorkItem:
-    return WorkItem(id=f"{kind}:{ident}", title=title, data={"source": "work_items", **data})
+def _item(kind: str, ident: str, title: str, scope: dict[str, str], **data: Any) -> WorkItem:
+    """`scope` becomes the item's inputs, so its own bundle (built under the budget, item by item) can
+    select with ${inputs.file} / ${inputs.entry}."""
+    return WorkItem(id=f"{kind}:{ident}", title=title, data={"source": "work_items", **data}, inputs=scope)
 
 
 def _per_match(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> list[WorkItem]:
@@ -39,10 +41,10 @@ def _per_match(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> list[Wo
         for edit in file_edits(path, result.before[path], result.after[path], "", shifted=False):
             first = edit.old.splitlines()[0].strip() if edit.old.strip() else ""
             items.append(_item("match", f"{path}:{edit.line}", f"{path}:{edit.line}: {first[:80]}",
-                               file=path, line=edit.line))
+                               {"file": path}, file=path, line=edit.line))
     for row in result.rows:
         items += [_item("match", f"{f['file']}:{f['line']}", f"{f['file']}:{f['line']}: {f['rule']}",
-                        file=f["file"], line=f["line"]) for f in row.findings]
+                        {"file": f["file"]}, file=f["file"], line=f["line"]) for f in row.findings]
     unique = {i.id: i for i in items}  # a finding on a line a fix also changes is one item
     return sorted(unique.values(), key=lambda i: (i.data["file"], i.data["line"]))
 
@@ -58,8 +60,8 @@ def _per_key(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> list[Work
     items = []
     for name, entry in entries:
         named = sorted({n.path for n in files_of.named_files(entry)})
-        items.append(_item("key", f"{key}.{name}", f"{key}.{name}", key=f"{key}.{name}", entry=str(name),
-                           files=named))
+        items.append(_item("key", f"{key}.{name}", f"{key}.{name}", {"entry": str(name)}, key=f"{key}.{name}",
+                           entry=str(name), files=named))
     return items
 
 
@@ -68,7 +70,7 @@ def list_items(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> tuple[l
     spec = tccm.work_items
     assert spec is not None
     if spec.per == "file":
-        items = [_item("file", p, p, file=p) for p in _files(tccm, view, inputs)]
+        items = [_item("file", p, p, {"file": p}, file=p) for p in _files(tccm, view, inputs)]
         return items, "" if items else f"no file matches the work items' source ({spec.of or 'the recipes files'})"
     if spec.per == "match":
         items = _per_match(tccm, view, inputs)
