@@ -12,6 +12,8 @@ from planner.config import Settings
 from planner.dispatch import dispatch
 from planner.patchedits import PatchError, edits_from_patch
 from planner.plan import apply_edits
+from planner.ui.home import Home
+from planner.ui.views import run_page
 
 TITLE = """
 task_class: readme-title
@@ -34,6 +36,8 @@ def test_answer_a_needs_llm_run_with_a_plan(home: Path, tccm_dir: Callable[..., 
     first = run_cli("dispatch", "readme-title", "--repo", str(repo))
     assert first.returncode != 0 and "prompt-task.md" in first.stderr and "planner runs answer" in first.stderr
     run_id = dispatch(Settings.from_env(), "readme-title", repo, {}, {})["run_id"]
+    page = run_page(Home(Settings.from_env().home), run_id)
+    assert [Path(p).name for p in page["prompts"]] == ["prompt-task.md"]  # the run page names the saved prompt
     bad = tmp_path / "bad.yaml"
     bad.write_text("summary: x\nedits: [{file: README.md, old: '# nope', new: '# widget'}]\n")
     rejected = run_cli("runs", "answer", run_id, "--plan", str(bad))
