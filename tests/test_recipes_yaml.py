@@ -153,3 +153,38 @@ def test_an_empty_work_item_source_is_not_applicable(home: Path, tccm_dir: Calla
     state = dispatch(Settings.from_env(), "print-per-file", repo, {}, {})
     assert state["status"] == "not_applicable" and state["items"] == []
     assert "no file matches" in state["report"]
+
+
+MINIMAL = """
+task_class: eq-none
+version: 1
+description: Compare with None by identity.
+recipes:
+  - id: eq-none@1
+    files: "**/*.py"
+    ast-grep:
+      id: eq-none
+      language: Python
+      rule: {pattern: $X == None}
+      fix: $X is None
+  - id: license-year@1
+    files: ["LICENSE"]
+    replace: {pattern: 'Copyright \\(c\\) (?P<year>[0-9]{4})', with: 'Copyright (c) \\g<year>-2026', count: 1}
+"""
+
+
+def test_a_minimal_class_needs_no_bands_nor_budget(home: Path, tccm_dir: Callable[..., Path],
+                                                   make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    tccm_dir({"eq-none": MINIMAL})
+    repo = make_repo({"pkg/m.py": "def f(x):\n    return [y for y in x if y == None] if x == None else x\n",
+                      "LICENSE": "Copyright (c) 2019 A\nCopyright (c) 2020 B\n"})
+    state = dispatch(Settings.from_env(), "eq-none", repo, {}, {})
+    assert state["status"] == "succeeded", state["report"]
+    assert "+    return [y for y in x if y is None] if x is None else x\n" in state["patch"]
+    assert "+Copyright (c) 2019-2026 A\n" in state["patch"] and "+Copyright (c) 2020-2026" not in state["patch"]
+    plain = tmp_path / "plain"  # not a git repository, nothing to do
+    plain.mkdir()
+    (plain / "a.py").write_text("x = 1\n")
+    state = dispatch(Settings.from_env(), "eq-none", plain, {}, {})
+    assert state["status"] == "not_applicable"
+    assert "eq-none@1: 1 file(s) considered; license-year@1: no file matches its files" in state["report"]

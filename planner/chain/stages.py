@@ -73,7 +73,8 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
 
 
-def _declared(state: WorkState, runtime: Runtime[RunContext], item: WorkItem) -> dict[str, Any] | list[Decline]:
+def _declared(state: WorkState, runtime: Runtime[RunContext],
+              item: WorkItem) -> dict[str, Any] | tuple[list[Decline], dict[str, Any]]:
     """The TCCM's own recipes (YAML): the stage's update when they made a plan or cannot run, else the
     declines they leave (findings at file:line) for the Python recipes' turn."""
     tccm = TCCM.model_validate(state["tccm"])
@@ -85,10 +86,10 @@ def _declared(state: WorkState, runtime: Runtime[RunContext], item: WorkItem) ->
         return {"plan": None, "pending": f"a recipe could not run: {exc}", "error": str(exc),
                 "stages": [_stage(item, "recipe_match", "failed", str(exc))]}
     if plan is None:
-        return declines
+        return declines, record
     problem = plan_problem(plan, state["repo"])
     if problem:
-        return [*declines, Decline(reason=f"{plan.recipe}: matched, but {problem}")]
+        return [*declines, Decline(reason=f"{plan.recipe}: matched, but {problem}")], record
     runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": plan.recipe})
     return {"plan": plan.model_dump(), "stages": [_stage(
         item, "recipe_match", "matched", f"{plan.recipe} applies", recipe=plan.recipe, **record)]}
@@ -105,11 +106,13 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
     tried: list[Decline] = []
+    looked: dict[str, Any] = {}
     if state["tccm"].get("recipes"):
         declared = _declared(state, runtime, item)
         if isinstance(declared, dict):
             return declared
-        tried += declared
+        tried += declared[0]
+        looked = declared[1]
     files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:
         why = recipe.match(bundle, item, files)
@@ -126,10 +129,11 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
     if _nothing_to_do(state, tried):
-        why = "its recipes match nothing in this repository (" + ", ".join(
-            r["id"] for r in state["tccm"]["recipes"]) + ")"
+        why = "its recipes match nothing here: " + "; ".join(
+            f"{r['id']}: {r['files']} file(s) considered" if r["files"] else f"{r['id']}: no file matches its files"
+            for r in looked.get("recipes", []))
         return {"plan": None, "pending": "not_applicable", "error": why,
-                "stages": [_stage(item, "recipe_match", "not_applicable", why, reads=files.reads)]}
+                "stages": [_stage(item, "recipe_match", "not_applicable", why, reads=files.reads, **looked)]}
     reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
     return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}

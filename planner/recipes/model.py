@@ -112,6 +112,11 @@ class Recipe(_Strict):
                 _check_rule(rule, f"rule {i}")
         return rules
 
+    @field_validator("files", mode="before")
+    @classmethod
+    def _one_glob(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value  # `files: "**/*.py"` is a list of one
+
     @field_validator("files")
     @classmethod
     def _globs(cls, value: list[str] | None) -> list[str] | None:

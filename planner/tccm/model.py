@@ -192,7 +192,9 @@ class TCCMDocument(_Strict):
     should_read: list[Entry] | None = None
     may_read: list[Entry] | None = None
     bootstrap_globs: list[str] | None = None
-    budget: BudgetOverride | None = None
+    budget: BudgetOverride | None = Field(default=None, description=(
+        "max_files, max_tokens, per_file_max_tokens of the Context Bundle; required, except in a class with "
+        "recipes and no extends, which defaults to 50 files, 50000 tokens, 8000 per file"))
     inputs: dict[InputName, InputSpec] | None = Field(default=None, description=(
         "the run inputs this class accepts, NAME: description or NAME: {description, values, required}; a child "
         "adds to (or redefines) its parent's. Inputs named in ${inputs.NAME} and policy.relax are accepted too; "

@@ -40,6 +40,8 @@ from planner.recipes import merge as recipes
 from planner.tccm import yamlsource
 from planner.tccm.model import BANDS, TCCM, Budget, Entry, TCCMDocument
 
+RECIPE_BUDGET = {"max_files": 50, "max_tokens": 50_000, "per_file_max_tokens": 8_000}  # see _build
+
 
 @dataclass
 class SourceFile:
@@ -224,6 +226,10 @@ class Registry:
         budget_fields: dict[str, Any] = parent.budget.model_dump() if parent else {}
         if doc.budget is not None:
             budget_fields.update(doc.budget.model_dump(exclude_none=True))
+        elif parent is None and doc.recipes:
+            # a class that states its work as recipes needs no budget to run them; the budget only bounds
+            # what an LLM would be shown, so it gets the documented default rather than an error
+            budget_fields = dict(RECIPE_BUDGET)
         description = doc.description or (parent.description if parent else None)
         if description is None:
             raise TCCMError(source.display, 1, "description", "required field is missing")
