@@ -11,6 +11,7 @@ from langgraph.types import Send
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view
+from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
@@ -112,12 +113,22 @@ def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any
     if _failed(state):
         return {}
     per_item = frozenset(state.get("per_item") or ())
+    note: dict[str, str] = {}
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
                                                  state["inputs"], per_item=per_item)
+    except BudgetError as exc:
+        if not recipes_first(state.get("tccm") or {}):
+            return _stop(exc)
+        try:
+            bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"],
+                                                     Path(state["repo"]), state["inputs"], per_item, demoted=True)
+        except PlannerError as again:
+            return _stop(again)
+        note = {"budget_note": exc.message}
     except PlannerError as exc:
         return _stop(exc)
-    return {"bundle": bundle.model_dump(mode="json"), "hot_views": record.hot_views,
+    return {**note, "bundle": bundle.model_dump(mode="json"), "hot_views": record.hot_views,
             "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
 
 
@@ -134,7 +145,7 @@ def split(state: RunState) -> dict[str, Any]:
 def fan_out(state: RunState) -> list[Send] | str:
     if _failed(state) or not state.get("items"):
         return "join"
-    shared = {key: state[key] for key in BRANCH_KEYS}  # type: ignore[literal-required]
+    shared = {key: state[key] for key in BRANCH_KEYS if key in state}  # type: ignore[literal-required]
     return [Send("work", {**shared, "item": item}) for item in state["items"]]
 
 

@@ -188,3 +188,20 @@ def test_a_minimal_class_needs_no_bands_nor_budget(home: Path, tccm_dir: Callabl
     state = dispatch(Settings.from_env(), "eq-none", plain, {}, {})
     assert state["status"] == "not_applicable"
     assert "eq-none@1: 1 file(s) considered; license-year@1: no file matches its files" in state["report"]
+
+
+def test_recipes_run_when_must_read_is_over_budget(home: Path, tccm_dir: Callable[..., Path],
+                                                   make_repo: Callable[..., Path]) -> None:
+    tight = MINIMAL.replace("recipes:", "must_read:\n  - glob: \"**/*.py\"\n"
+                            "budget: {max_files: 1, max_tokens: 1000, per_file_max_tokens: 500}\nrecipes:")
+    tccm_dir({"eq-none": tight})
+    repo = make_repo({f"m{i}.py": "def f(x):\n    return x == None\n" for i in range(3)})
+    state = dispatch(Settings.from_env(), "eq-none", repo, {}, {})
+    assert state["status"] == "succeeded", state["report"]
+    assert state["patch"].count("+    return x is None\n") == 3
+    assert "does not fit the budget" in state["report"]
+    (repo / "m0.py").write_text("def f(x):\n    return x\n")  # now only an LLM could go on: refused, named
+    (repo / "m1.py").write_text("def f(x):\n    return x\n")
+    (repo / "m2.py").write_text("def f(x):\n    return x\n")
+    none = dispatch(Settings.from_env(), "eq-none", repo, {}, {})
+    assert none["status"] == "not_applicable"

@@ -45,6 +45,13 @@ def plan_problem(plan: Plan, repo: str) -> str | None:
     return None
 
 
+def recipes_first(tccm: dict[str, Any]) -> bool:
+    """A class with recipes and no flow: its recipes run even when must_read does not fit (they read whole
+    files); the llm_fallback stage then refuses with the budget's reason. A flow asks the LLM in its own
+    states, so a flow class stays over budget as before."""
+    return bool(tccm.get("recipes")) and not tccm.get("flow")
+
+
 def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
     """The text a solved example is filed and found under."""
     return f"{task_class}\n{item.title}\n{json.dumps(item.data, sort_keys=True)}\n{bundle.text}"
@@ -57,20 +64,30 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     inputs = {**state["inputs"], **item.inputs}
     if not item.inputs:
         return {}  # the run's bundle is the item's
+    note: dict[str, str] = {}
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
                                                  inputs)
     except BudgetError as exc:
-        runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
-        return {"inputs": inputs, "pending": "over_budget", "error": exc.message,
-                "stages": [_stage(item, "scope_bundle", "over_budget", exc.message)]}
+        if recipes_first(state["tccm"]):  # the recipes run on whole files; only the LLM needs must_read whole
+            bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"],
+                                                     Path(state["repo"]), inputs, demoted=True)
+            note = {"budget_note": exc.message}
+        else:
+            return _over_budget(runtime, item, inputs, exc.message)
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
     if "unavailable" in (record.hot_views or ""):  # Redis failed for this item: the run's provenance says so
         summary["hot_views"] = record.hot_views
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
-    return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
-        item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+    return {**note, "bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary],
+            "stages": [_stage(item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+
+
+def _over_budget(runtime: Runtime[RunContext], item: WorkItem, inputs: dict[str, str], why: str) -> dict[str, Any]:
+    runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
+    return {"inputs": inputs, "pending": "over_budget", "error": why,
+            "stages": [_stage(item, "scope_bundle", "over_budget", why)]}
 
 
 def _declared(state: WorkState, runtime: Runtime[RunContext],
@@ -87,6 +104,9 @@ def _declared(state: WorkState, runtime: Runtime[RunContext],
                 "stages": [_stage(item, "recipe_match", "failed", str(exc))]}
     if plan is None:
         return declines, record
+    if state.get("budget_note"):
+        plan.notes.append(f"must_read does not fit the budget ({state['budget_note']}); the recipes read whole "
+                          "files, so it did not limit them")
     problem = plan_problem(plan, state["repo"])
     if problem:
         return [*declines, Decline(reason=f"{plan.recipe}: matched, but {problem}")], record
@@ -203,6 +223,9 @@ def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
 
     prompt = prompt_for(bundle)
     model = runtime.context.model
+    if state.get("budget_note"):  # a recipe class over budget: the LLM would not see what must_read promises
+        why = f"its recipes made no plan, and its must_read does not fit the budget: {state['budget_note']}"
+        return {"pending": "over_budget", "error": why, "stages": [_stage(item, "llm_fallback", "over_budget", why)]}
     if runtime.context.answers is not None:
         return answered(state, runtime, item, prompt)
     if model is None:
