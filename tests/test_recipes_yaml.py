@@ -205,3 +205,36 @@ def test_recipes_run_when_must_read_is_over_budget(home: Path, tccm_dir: Callabl
     (repo / "m2.py").write_text("def f(x):\n    return x\n")
     none = dispatch(Settings.from_env(), "eq-none", repo, {}, {})
     assert none["status"] == "not_applicable"
+
+
+PER_KEY = """
+task_class: base-python-per-image
+version: 1
+description: One item per Dockerfile the RepoContext knows.
+inputs:
+  python_version: {description: target, required: true}
+work_items: {per: key, of: containers.dockerfiles}
+recipes:
+  - id: dockerfile-python@1
+    files_of: containers.dockerfiles
+    replace:
+      pattern: '^(?P<from>FROM[ \\t]+python:)3\\.[0-9]+'
+      with: '\\g<from>${inputs.python_version}'
+"""
+
+
+def test_work_items_per_key_and_deterministic_plans(home: Path, tccm_dir: Callable[..., Path],
+                                                    make_repo: Callable[..., Path]) -> None:
+    tccm_dir({"base-python-per-image": PER_KEY})
+    repo = make_repo({"a/Dockerfile": "FROM python:3.10-slim\n", "b/Dockerfile": "FROM python:3.11\nRUN true\n",
+                      "c/Dockerfile": "FROM alpine:3.20\n"})
+    runs = [dispatch(Settings.from_env(), "base-python-per-image", repo, {"python_version": "3.13"}, {})
+            for _ in range(2)]
+    first = runs[0]
+    assert first["status"] == "succeeded", first["report"]
+    statuses = [(o["item"]["data"]["files"], o["status"]) for o in first["outcomes"]]
+    assert statuses == [(["a/Dockerfile"], "succeeded"), (["b/Dockerfile"], "succeeded"),
+                        (["c/Dockerfile"], "not_applicable")]
+    assert "+FROM python:3.13-slim\n" in first["patch"] and "+FROM python:3.13\n" in first["patch"]
+    assert runs[1]["patch"] == first["patch"]
+    assert [o["plan"] for o in runs[1]["outcomes"]] == [o["plan"] for o in first["outcomes"]]

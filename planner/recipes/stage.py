@@ -37,7 +37,7 @@ def _steps(rows: list[engine.Row]) -> list[str]:
         did = (f"{row.matches} change(s) in {len(row.changed)} file(s)" if row.changed
                else "no change")
         extra = f"; {len(row.findings)} finding(s) without a fix" if row.findings else ""
-        steps.append(f"{row.id} ({row.kind}): {row.files} file(s) considered, {did}{extra}, {row.seconds} s")
+        steps.append(f"{row.id} ({row.kind}): {row.files} file(s) considered, {did}{extra}")
     return steps
 
 
@@ -61,6 +61,8 @@ def run(tccm: TCCM, repo: str, home: Path, inputs: dict[str, str], item: WorkIte
     scope, line = scope_of(item)
     result = engine.run(tccm.recipes, Path(repo), view, inputs, scope, network)
     rows = [asdict(r) for r in result.rows]
+    # the plan (and so the report and patch) is the same on every run; times go to the stage record only
+    steady = [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
     declines = [Decline(reason=f"{r.id}: rule {f['rule']} matches `{f['text']}` (no fix: needs a hand or an LLM)",
                         file=f["file"], line=f["line"]) for r in result.rows for f in r.findings
                 if line is None or f["line"] == line]
@@ -71,5 +73,5 @@ def run(tccm: TCCM, repo: str, home: Path, inputs: dict[str, str], item: WorkIte
     notes = [f"{r.id}: {n}" for r in result.rows for n in r.notes]
     plan = Plan(summary=f"recipes {', '.join(used)}: {len(edits)} edit(s) in {len({e.file for e in edits})} "
                         "file(s)", steps=_steps(result.rows), edits=edits, notes=notes, source="recipe",
-                recipe=", ".join(used), data={"recipes": rows})
+                recipe=", ".join(used), data={"recipes": steady})
     return plan, declines, {"recipes": rows}
