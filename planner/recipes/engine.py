@@ -82,16 +82,19 @@ def select(recipe: Recipe, view: RepoView, inputs: Mapping[str, str], scope: set
     return sorted(found if scope is None else found & scope)
 
 
-def _read(root: Path, paths: Sequence[str], current: dict[str, str], before: dict[str, str]) -> dict[str, str]:
-    texts = {}
+def _read(root: Path, paths: Sequence[str], current: dict[str, str],
+          before: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(texts, why each file that could not be read was skipped: binary, too large, a link, gone)."""
+    texts, skipped = {}, []
     for path in paths:
         if path not in current:
-            text = read_repo_file(root, path, exact=True).text
-            if text is None:
-                continue  # binary, too large, gone: not a text a recipe edits
-            current[path] = before[path] = text
+            read = read_repo_file(root, path, exact=True)
+            if read.text is None:
+                skipped.append(f"skipped {path}: {read.detail or read.status}")
+                continue
+            current[path] = before[path] = read.text
         texts[path] = current[path]
-    return texts
+    return texts, skipped
 
 
 def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, inputs: Mapping[str, str]) -> tuple[
@@ -128,8 +131,9 @@ def run(recipes: Sequence[Recipe], root: Path, view: RepoView, inputs: Mapping[s
     for recipe in recipes:
         started = time.perf_counter()
         paths = select(recipe, view, inputs, scope)
-        texts = _read(root, paths, result.after, result.before)
+        texts, skipped = _read(root, paths, result.after, result.before)
         new, row = _one(recipe, texts, root, network, inputs) if texts else (texts, Row(recipe.id, recipe.kind))
+        row.notes += skipped[:5] + ([f"... and {len(skipped) - 5} more skipped"] if len(skipped) > 5 else [])
         if recipe.command is not None and result.changed:
             row.notes.append("ran on the repository as it is, not on the earlier recipes' edits")
         for path, text in new.items():
