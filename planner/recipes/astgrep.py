@@ -9,10 +9,12 @@ changes, so a fix that uncovers another match (nested calls) is applied too.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,32 @@ def binary() -> str:
     if found is None:
         raise AstGrepError("the ast-grep binary is not installed (pip install ast-grep-cli)")
     return found
+
+
+@lru_cache(maxsize=256)
+def _rule_problem(text: str) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="planner-ast-grep-check-") as scratch:
+        (Path(scratch) / "rule.yml").write_text(text, encoding="utf-8")
+        (Path(scratch) / "empty").mkdir()
+        done = subprocess.run([binary(), "scan", "--rule", "rule.yml", "--json=compact", "empty"], cwd=scratch,
+                              capture_output=True, timeout=TIMEOUT_S, check=False)
+    if done.returncode in (0, 1):
+        return None
+    causes = [line.strip().removeprefix("╰▻").strip() for line in done.stderr.decode("utf-8", "replace").splitlines()
+              if line.strip().startswith("╰▻")]
+    # the last cause is the precise one; its "line N" counts in the rule as dumped, not in the TCCM: cut it
+    last = re.sub(r" at line \d+, column \d+$", "", causes[-1]) if causes else f"exit {done.returncode}"
+    return "ast-grep refuses the rule: " + last
+
+
+def rule_problem(rule: dict[str, Any]) -> str | None:
+    """Why ast-grep refuses a rule (unknown language, a misspelt rule key, a bad regex), asked of ast-grep
+    itself on an empty folder; None when it accepts it, when it holds ${inputs.*} (known only at run
+    time), or when the binary is missing (the run then says so)."""
+    text = yaml.safe_dump(rule, sort_keys=True)
+    if "${inputs." in text or (shutil.which("ast-grep") or shutil.which("sg")) is None:
+        return None
+    return _rule_problem(text)
 
 
 def scan(rules: list[dict[str, Any]], folder: Path) -> list[Found]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.policy.model import Policy
+from planner.recipes import astgrep
 from planner.recipes.model import Recipe
 
 
@@ -24,6 +25,17 @@ def merge(parent: Sequence[Recipe], child: Sequence[Recipe]) -> tuple[Recipe, ..
             index[name_of(recipe)] = len(merged)
             merged.append(recipe)
     return tuple(merged)
+
+
+def bad_rules(declared: Sequence[Recipe]) -> tuple[tuple[str | int, ...], str] | None:
+    """(location, why) of the first ast-grep rule ast-grep itself refuses, checked at validation so a
+    mistake shows at its line before any run."""
+    for i, recipe in enumerate(declared):
+        for j, rule in enumerate(recipe.ast_grep or ()):
+            problem = astgrep.rule_problem(rule)
+            if problem is not None:
+                return ("recipes", i, "ast-grep", j), f"rule {rule.get('id')!r}: {problem}"
+    return None
 
 
 def refused_commands(declared: Sequence[Recipe], policy: Policy | None) -> tuple[int, str] | None:

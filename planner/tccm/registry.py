@@ -253,6 +253,9 @@ class Registry:
         if problem is not None:
             loc = ("recipes", problem[0], "command")
             raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), problem[1])
+        refused = recipes.bad_rules(doc.recipes or ())
+        if refused is not None:
+            raise TCCMError(source.display, located.line_of(refused[0]), yamlsource.dotted(refused[0]), refused[1])
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
