@@ -15,3 +15,5 @@ class RunContext:
     model: Any = None  # a LangChain BaseChatModel, or None (the run then stops at needs_llm)
     model_name: str | None = None  # "provider:name", for the ledger
     on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
+    # `planner runs answer`: plans given by hand, by work item id ("*": any item), in place of the model's
+    answers: dict[str, Any] | None = None

@@ -16,7 +16,8 @@ from planner.inputs import check_inputs, check_sources
 from planner.provenance import new_id
 from planner.runs import RunStore
 
-EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "needs_llm": ExitCode.NEEDS_LLM,
+EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "not_applicable": ExitCode.OK,
+        "needs_llm": ExitCode.NEEDS_LLM,
         "failed": ExitCode.FAILED, "over_budget": ExitCode.BUDGET, "blocked": ExitCode.BLOCKED,
         "needs_regeneration": ExitCode.NEEDS_REGENERATION}
 Events = Callable[[str, dict[str, Any]], None]
@@ -65,7 +66,8 @@ def _record_end(runs: RunStore, run_id: str, snapshot: Any) -> None:
 
 
 def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],
-             model: Any = None, model_name: str | None = None, on_event: Events | None = None) -> dict[str, Any]:
+             model: Any = None, model_name: str | None = None, on_event: Events | None = None,
+             answers: dict[str, Any] | None = None) -> dict[str, Any]:
     # bad input fails here, before a run exists: an unknown class or input, a missing repository or source
     check_inputs(service.task_class(settings, task_class), inputs)
     root = service.repo_root(repo)
@@ -74,7 +76,7 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
     runs = RunStore(settings.home)
     runs.create(run_id, task_class, str(root), dict(inputs), {**options, "model": model_name})
     context = RunContext(settings=settings, model=model, model_name=model_name,
-                         on_event=on_event or (lambda kind, data: None))
+                         on_event=on_event or (lambda kind, data: None), answers=answers)
     context.on_event("run", {"run_id": run_id})
     return _stream(graph_for(runs), _initial(run_id, task_class, str(root), inputs, options), run_id, context, runs)
 

@@ -55,7 +55,8 @@ def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
 
 def compose_report(state: RunState) -> str:
     outcomes, bundle = _outcomes(state), state.get("bundle") or {}
-    title = {"succeeded": "", "no_changes": " (no changes needed)", "needs_llm": " (needs an LLM)",
+    title = {"succeeded": "", "no_changes": " (no changes needed)", "not_applicable": " (not applicable)",
+             "needs_llm": " (needs an LLM)",
              "failed": " (failed)", "blocked": " (blocked)", "over_budget": " (over budget)",
              "needs_regeneration": " (lockfiles need regeneration)"}.get(state.get("status", ""), "")
     lines = [f"# {state['task_class']}{title}", ""]

@@ -33,7 +33,8 @@ from planner.taskmodule import for_tccm
 
 
 def _has_plan(next_stage: str) -> Any:
-    return lambda state: "execute" if state.get("plan") else next_stage
+    """A plan, or a settled outcome (not applicable; a recipe that could not run), goes to execute."""
+    return lambda state: "execute" if state.get("plan") or state.get("pending") else next_stage
 
 
 def _after_examples(state: WorkState) -> str:

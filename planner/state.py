@@ -24,6 +24,9 @@ class RunInputs(TypedDict, total=False):
     options: dict[str, Any]  # no_gather, verify, regenerate (+ regenerate_timeout), model (spec string), advisories
     tccm: Record  # the resolved TCCM (model_dump)
     bundle: Record  # the Context Bundle (model_dump), including its rendered text
+    # a recipe class whose must_read does not fit: its recipes still run (they read whole files); only the
+    # LLM, which needs what must_read promises, is refused (the item is then over_budget with this reason)
+    budget_note: str
 
 
 class WorkOutput(TypedDict, total=False):
@@ -46,7 +49,9 @@ class RunState(RunInputs, WorkOutput, total=False):
     patch: str
     report: str
     verification: Record
-    status: str  # running | succeeded | no_changes | needs_regeneration | blocked | needs_llm | over_budget | failed
+    # running | succeeded | no_changes | not_applicable | needs_regeneration | blocked | needs_llm
+    # | over_budget | failed
+    status: str
     exit_code: int  # for a run that failed before its items: the exit code of the error that stopped it
     error: str
     artifacts: dict[str, str]  # name → path under PLANNER_HOME/runs/<id>/

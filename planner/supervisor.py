@@ -11,6 +11,7 @@ from langgraph.types import Send
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view
+from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
@@ -19,14 +20,18 @@ from planner.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy import kinds
 from planner.policy.enforce import from_state
 from planner.policy.gate import gate
+from planner.recipes import work as work_items
+from planner.recipes.engine import RecipeError
 from planner.state import RunInputs, RunState
 from planner.taskmodule import for_tccm
+from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore, StoreError
 from subgraphs.base import reader
 
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch
 SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration")  # worst first
+# not_applicable and no_changes are below every one of these: a run is not_applicable only when all is
 
 
 def _failed(state: RunState) -> bool:
@@ -79,6 +84,8 @@ def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     if _failed(state):
         return {}
     module = for_tccm(state["tccm"])
+    if state["tccm"].get("work_items") and not module.has_lister:
+        return _yaml_work(state, runtime)
     try:
         context = RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"]))
     except StoreError as exc:
@@ -90,16 +97,38 @@ def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     return {"items": [item.model_dump() for item in items], "per_item": list(module.item_inputs), "note": note}
 
 
+def _yaml_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The items a TCCM's `work_items:` lists (no task module lists them)."""
+    tccm = TCCM.model_validate(state["tccm"])
+    try:
+        view = open_view(Path(state["repo"]), RepoContextStore(runtime.context.settings.home))
+        items, note = work_items.list_items(tccm, view, state["inputs"])
+    except (StoreError, RecipeError) as exc:
+        return {"status": "failed", "error": str(exc), "exit_code": int(ExitCode.FAILED)}
+    per_item = list(tccm.work_items.item_inputs) if tccm.work_items else []
+    return {"items": [item.model_dump() for item in items], "per_item": per_item, "note": note}
+
+
 def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     if _failed(state):
         return {}
     per_item = frozenset(state.get("per_item") or ())
+    note: dict[str, str] = {}
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
                                                  state["inputs"], per_item=per_item)
+    except BudgetError as exc:
+        if not recipes_first(state.get("tccm") or {}):
+            return _stop(exc)
+        try:
+            bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"],
+                                                     Path(state["repo"]), state["inputs"], per_item, demoted=True)
+        except PlannerError as again:
+            return _stop(again)
+        note = {"budget_note": exc.message}
     except PlannerError as exc:
         return _stop(exc)
-    return {"bundle": bundle.model_dump(mode="json"), "hot_views": record.hot_views,
+    return {**note, "bundle": bundle.model_dump(mode="json"), "hot_views": record.hot_views,
             "repocontext": {**state.get("repocontext", {}), **record.repocontext.model_dump(), "mode": bundle.mode}}
 
 
@@ -116,7 +145,7 @@ def split(state: RunState) -> dict[str, Any]:
 def fan_out(state: RunState) -> list[Send] | str:
     if _failed(state) or not state.get("items"):
         return "join"
-    shared = {key: state[key] for key in BRANCH_KEYS}  # type: ignore[literal-required]
+    shared = {key: state[key] for key in BRANCH_KEYS if key in state}  # type: ignore[literal-required]
     return [Send("work", {**shared, "item": item}) for item in state["items"]]
 
 
@@ -172,7 +201,11 @@ def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
     worst = next((s for s in SEVERITY if s in statuses), None)
     if worst is not None:
         return worst
-    return "succeeded" if patch else "no_changes"
+    if patch:
+        return "succeeded"
+    # nothing to do at all: no item (a YAML class's work-item source is empty) or every item not applicable
+    none_listed = not results and bool((state.get("tccm") or {}).get("work_items"))
+    return "not_applicable" if none_listed or statuses == {"not_applicable"} else "no_changes"
 
 
 def _policy_gate(state: RunState, runtime: Runtime[RunContext], results: list[ItemResult]) -> list[dict[str, Any]]:

@@ -43,6 +43,10 @@ class TaskModule:
     def item_inputs(self) -> tuple[str, ...]:
         return tuple(getattr(self.module, "ITEM_INPUTS", ()))
 
+    @property
+    def has_lister(self) -> bool:
+        return getattr(self.module, "list_work", None) is not None
+
     def list_work(self, context: Mapping[str, Any], inputs: dict[str, str]) -> list[WorkItem] | None:
         """Items listed from the RepoContext, or None when this task class does not list its work."""
         lister = getattr(self.module, "list_work", None)

@@ -33,6 +33,10 @@ def pending_result(state: TaskState) -> ItemResult | None:
         return ItemResult(item=item, status="over_budget", report=f"### {item.title}\n\n**Over budget:** {why}\n",
                           error=why, blockers=[Blocker(kind="over-budget", message=why,
                                                        fix="narrow the TCCM's must_read or raise its budget")])
+    if pending == "not_applicable":
+        why = state.get("error") or "the task class has nothing to do here"
+        return ItemResult(item=item, status="not_applicable", report=f"### {item.title}\n\nNot applicable: {why}\n",
+                          notes=[why])
     declined = [Decline.model_validate(d) for d in state.get("declined") or []]
     if pending == "needs_llm" and declined:
         # A recipe knows why it cannot do this item: that is a blocker a person can act on (or a model can try,

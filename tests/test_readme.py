@@ -58,3 +58,7 @@ def test_the_task_class_it_shows(make_repo: Callable[..., Path], home: Path, tmp
     assert "# old" in shown.stdout
     refused = _planner("dispatch", name, "--repo", str(repo), "-i", "titel=Widget")
     assert refused.returncode == 2 and "did you mean 'title'" in refused.stderr
+    done = _planner("dispatch", name, "--repo", str(repo), "-i", "title=Widget", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "succeeded" and "-# old\n+# Widget\n" in result["patch"]

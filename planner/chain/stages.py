@@ -22,6 +22,9 @@ from planner.chain.work import WorkItem
 from planner.context import RunContext
 from planner.errors import BudgetError
 from planner.plan import EditError, Plan, apply_edits
+from planner.policy.enforce import from_state
+from planner.recipes import stage as yaml_recipes
+from planner.recipes.engine import RecipeError
 from planner.state import WorkState
 from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
@@ -42,6 +45,13 @@ def plan_problem(plan: Plan, repo: str) -> str | None:
     return None
 
 
+def recipes_first(tccm: dict[str, Any]) -> bool:
+    """A class with recipes and no flow: its recipes run even when must_read does not fit (they read whole
+    files); the llm_fallback stage then refuses with the budget's reason. A flow asks the LLM in its own
+    states, so a flow class stays over budget as before."""
+    return bool(tccm.get("recipes")) and not tccm.get("flow")
+
+
 def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
     """The text a solved example is filed and found under."""
     return f"{task_class}\n{item.title}\n{json.dumps(item.data, sort_keys=True)}\n{bundle.text}"
@@ -54,26 +64,75 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     inputs = {**state["inputs"], **item.inputs}
     if not item.inputs:
         return {}  # the run's bundle is the item's
+    note: dict[str, str] = {}
     try:
         bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"], Path(state["repo"]),
                                                  inputs)
     except BudgetError as exc:
-        runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
-        return {"inputs": inputs, "pending": "over_budget", "error": exc.message,
-                "stages": [_stage(item, "scope_bundle", "over_budget", exc.message)]}
+        if recipes_first(state["tccm"]):  # the recipes run on whole files; only the LLM needs must_read whole
+            bundle, _, record = service.build_bundle(runtime.context.settings, state["task_class"],
+                                                     Path(state["repo"]), inputs, demoted=True)
+            note = {"budget_note": exc.message}
+        else:
+            return _over_budget(runtime, item, inputs, exc.message)
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
     if "unavailable" in (record.hot_views or ""):  # Redis failed for this item: the run's provenance says so
         summary["hot_views"] = record.hot_views
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
-    return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
-        item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+    return {**note, "bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary],
+            "stages": [_stage(item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+
+
+def _over_budget(runtime: Runtime[RunContext], item: WorkItem, inputs: dict[str, str], why: str) -> dict[str, Any]:
+    runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
+    return {"inputs": inputs, "pending": "over_budget", "error": why,
+            "stages": [_stage(item, "scope_bundle", "over_budget", why)]}
+
+
+def _declared(state: WorkState, runtime: Runtime[RunContext],
+              item: WorkItem) -> dict[str, Any] | tuple[list[Decline], dict[str, Any]]:
+    """The TCCM's own recipes (YAML): the stage's update when they made a plan or cannot run, else the
+    declines they leave (findings at file:line) for the Python recipes' turn."""
+    tccm = TCCM.model_validate(state["tccm"])
+    policy, _ = from_state(state["tccm"], state["inputs"])
+    try:
+        plan, declines, record = yaml_recipes.run(tccm, state["repo"], runtime.context.settings.home,
+                                                  state["inputs"], item, policy is not None and policy.network)
+    except RecipeError as exc:
+        return {"plan": None, "pending": f"a recipe could not run: {exc}", "error": str(exc),
+                "stages": [_stage(item, "recipe_match", "failed", str(exc))]}
+    if plan is None:
+        return declines, record
+    if state.get("budget_note"):
+        plan.notes.append(f"must_read does not fit the budget ({state['budget_note']}); the recipes read whole "
+                          "files, so it did not limit them")
+    problem = plan_problem(plan, state["repo"])
+    if problem:
+        return [*declines, Decline(reason=f"{plan.recipe}: matched, but {problem}")], record
+    runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": plan.recipe})
+    return {"plan": plan.model_dump(), "stages": [_stage(
+        item, "recipe_match", "matched", f"{plan.recipe} applies", recipe=plan.recipe, **record)]}
+
+
+def _nothing_to_do(state: WorkState, tried: list[Decline]) -> bool:
+    """Declared recipes that matched nothing, no finding, no flow: the class does not apply here. Only a
+    class with recipes can say so; one without leaves the item to examples and the LLM as before."""
+    tccm = state["tccm"]
+    return bool(tccm.get("recipes")) and not tried and not tccm.get("flow")
 
 
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
     tried: list[Decline] = []
+    looked: dict[str, Any] = {}
+    if state["tccm"].get("recipes"):
+        declared = _declared(state, runtime, item)
+        if isinstance(declared, dict):
+            return declared
+        tried += declared[0]
+        looked = declared[1]
     files = RepoFiles(state["repo"], bundle)
     for recipe in recipes:
         why = recipe.match(bundle, item, files)
@@ -89,6 +148,12 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
+    if _nothing_to_do(state, tried):
+        why = "its recipes match nothing here: " + "; ".join(
+            f"{r['id']}: {r['files']} file(s) considered" if r["files"] else f"{r['id']}: no file matches its files"
+            for r in looked.get("recipes", []))
+        return {"plan": None, "pending": "not_applicable", "error": why,
+                "stages": [_stage(item, "recipe_match", "not_applicable", why, reads=files.reads, **looked)]}
     reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
     return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
@@ -129,6 +194,25 @@ def _load_requests(state: WorkState, home: Path, bundle: Bundle,
     return bundle, records
 
 
+def answered(state: WorkState, runtime: Runtime[RunContext], item: WorkItem, prompt: str) -> dict[str, Any]:
+    """The plan a person gave for this item (`planner runs answer`), checked as the model's would be."""
+    answers = runtime.context.answers or {}
+    raw = answers.get(item.id, answers.get("*"))
+    ledger = {"item": item.id, "model": "answer (planner runs answer)", "tokens_in": 0, "tokens_out": 0,
+              "estimated": False, "cost_usd": None, "ok": raw is not None}
+    if raw is None:
+        return {"pending": "needs_llm", "prompt": prompt, "llm_calls": [ledger], "stages": [_stage(
+            item, "llm_fallback", "needs_llm", f"the answer file has no plan for item {item.id!r}")]}
+    plan = Plan(**llm.LLMPlan.model_validate(raw).model_dump(), source="llm",
+                data={"answered_by": "planner runs answer"})
+    problem = plan_problem(plan, state["repo"])
+    if problem:
+        return {"pending": f"the answered plan was rejected: {problem}", "prompt": prompt, "llm_calls": [ledger],
+                "stages": [_stage(item, "llm_fallback", "rejected", problem)]}
+    return {"plan": plan.model_dump(), "prompt": prompt, "llm_calls": [ledger], "stages": [_stage(
+        item, "llm_fallback", "planned", f"answered by hand: {len(plan.edits)} edits")]}
+
+
 def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     tccm = state["tccm"]
@@ -139,6 +223,11 @@ def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
 
     prompt = prompt_for(bundle)
     model = runtime.context.model
+    if state.get("budget_note"):  # a recipe class over budget: the LLM would not see what must_read promises
+        why = f"its recipes made no plan, and its must_read does not fit the budget: {state['budget_note']}"
+        return {"pending": "over_budget", "error": why, "stages": [_stage(item, "llm_fallback", "over_budget", why)]}
+    if runtime.context.answers is not None:
+        return answered(state, runtime, item, prompt)
     if model is None:
         return {"pending": "needs_llm", "prompt": prompt, "stages": [_stage(
             item, "llm_fallback", "needs_llm", "no model configured (--model provider:name or PLANNER_MODEL)")]}

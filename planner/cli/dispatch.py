@@ -58,6 +58,11 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                       f"patch: {artifacts.get('patch', '-')}")
     if artifacts.get("patch_exact"):
         err_console.print(f"secret values are redacted in what is shown; the exact patch: {artifacts['patch_exact']}")
+    prompts = sorted(v for k, v in artifacts.items() if k.startswith("prompt:"))
+    if state.get("status") == "needs_llm" and prompts:
+        err_console.print("the prompt an LLM would have been sent: " + ", ".join(prompts))
+        err_console.print(f"go on without a model: planner runs answer {state.get('run_id')} --plan PLAN.yaml, or "
+                          f"planner examples add {state.get('task_class')} --repo REPO --patch FIX.diff")
     if state.get("branch"):
         err_console.print(f"committed on branch {state['branch']} (git switch {state['branch']})")
     if str(state.get("error") or "").startswith("--apply refused"):

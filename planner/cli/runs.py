@@ -1,8 +1,9 @@
-"""`planner runs list | show | resume` and `planner provenance ID`."""
+"""`planner runs list | show | resume | answer` and `planner provenance ID`."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -74,6 +75,25 @@ def resume_command(
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     state = resume(settings, run_id, init_model(spec) if spec else None, spec, live(as_json))
+    report(state, as_json)
+    exit_for(state)
+
+
+@app.command("answer")
+def answer_command(
+    run_id: RunArg,
+    plan: Annotated[Path, typer.Option("--plan", help="The plan, JSON or YAML, in the schema the LLM answers in "
+                                                      "(summary, steps, edits, used_entries, notes); or "
+                                                      "items: {ITEM_ID: plan}.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a needs_llm run with a plan written by hand: a new run of the same task class, repository and
+    inputs, where the plan goes through every check the model's would (edits apply, policy, git apply)."""
+    from planner.answer import answer
+    from planner.cli.dispatch import exit_for, live, report
+
+    settings = Settings.from_env().for_one_run()
+    state = answer(settings, run_id, plan, live(as_json))
     report(state, as_json)
     exit_for(state)
 

@@ -118,7 +118,21 @@ def show_command(
     console.print(table)
     for line in surfaces.lines(surfaces.describe(tccm)):
         print(line)
+    _show_recipes(tccm)
     _show_flow(tccm, diagram)
+
+
+def _show_recipes(tccm: TCCM) -> None:
+    """The recipes, in the order they run, and how the class fans out."""
+    if not tccm.recipes:
+        return
+    print("recipes (run in order, before solved examples and the LLM):")
+    for recipe in tccm.recipes:
+        where = ", ".join(recipe.files or ()) if recipe.files is not None else f"files_of {recipe.files_of}"
+        rules = f" rules {', '.join(str(r.get('id')) for r in recipe.ast_grep)}" if recipe.ast_grep else ""
+        print(f"  {recipe.id}  {recipe.kind}{rules}  on {where}")
+    if tccm.work_items is not None:
+        print(f"work items: one per {tccm.work_items.per} of {tccm.work_items.of or 'the recipes files'}")
 
 
 @app.command("surface")

@@ -20,8 +20,9 @@ Bump = Literal["patch", "minor", "major"]
 BUMP_ORDER: dict[str, int] = {"patch": 0, "minor": 1, "major": 2}
 FileKind = Literal["manifest", "lockfile", "dockerfile", "compose", "kubernetes", "ci", "test", "docs", "source",
                    "config", "other"]
-SideEffect = Literal["apply", "verify", "regenerate", "regather"]
-SIDE_EFFECTS: tuple[str, ...] = ("apply", "verify", "regenerate", "regather")
+SideEffect = Literal["apply", "verify", "regenerate", "regather", "command"]
+# command: a `command:` recipe runs a program (in a throwaway copy of the repository).
+SIDE_EFFECTS: tuple[str, ...] = ("apply", "verify", "regenerate", "regather", "command")
 # Side-effects that need the network, so run only under `network: true`:
 # - regenerate: lockfile tools (npm, yarn, pnpm, uv, poetry, pipenv, pip-compile) resolve against the
 #   package index, even in their lockfile-only modes.
@@ -51,7 +52,8 @@ class Limits(_Strict):
     version_bump: Bump | None = Field(default=None, description="the largest version bump a dependency edit makes")
     side_effects: list[SideEffect] | None = Field(default=None, description="side-effect steps a run may take")
     network: bool | None = Field(
-        default=None, description="whether side-effects that need the network (regenerate) may run; off unless true")
+        default=None, description="whether side-effects that need the network (regenerate, a command: recipe) may "
+                                   "run; off unless true")
 
     @field_validator("paths", "reasoned_paths")
     @classmethod

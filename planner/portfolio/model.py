@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-OK_STATUSES = ("succeeded", "no_changes")
+OK_STATUSES = ("succeeded", "no_changes", "not_applicable")
 Engine = Literal["local", "celery"]
 
 

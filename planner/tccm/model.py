@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from planner.flow.model import Flow, FlowDocument
 from planner.policy.model import Policy, PolicyDocument
+from planner.recipes.model import Recipe, WorkItems
 from planner.tccm import keyfields
 from repocontext.globs import GlobError, check_glob, check_globs
 from repocontext.model import SECTIONS
@@ -204,7 +205,9 @@ class TCCMDocument(_Strict):
     should_read: list[Entry] | None = None
     may_read: list[Entry] | None = None
     bootstrap_globs: list[str] | None = None
-    budget: BudgetOverride | None = None
+    budget: BudgetOverride | None = Field(default=None, description=(
+        "max_files, max_tokens, per_file_max_tokens of the Context Bundle; required, except in a class with "
+        "recipes and no extends, which defaults to 50 files, 50000 tokens, 8000 per file"))
     inputs: dict[InputName, InputSpec] | None = Field(default=None, description=(
         "the run inputs this class accepts, NAME: description or NAME: {description, values, required}; a child "
         "adds to (or redefines) its parent's. Inputs named in ${inputs.NAME} and policy.relax are accepted too; "
@@ -216,6 +219,14 @@ class TCCMDocument(_Strict):
     report: ReportSpec | None = Field(default=None, description=(
         "columns of the fleet (portfolio) report, each a work item's value by dotted path, e.g. "
         "{title: package, value: data.package}; a child's replace its parent's"))
+    recipes: list[Recipe] | None = Field(default=None, description=(
+        "deterministic steps tried, in order, before solved examples and the LLM: each with an id (name@version), "
+        "files (globs) or files_of (a RepoContext key), and one of ast-grep (rules in ast-grep's format), replace "
+        "(pattern/with) or command (run; needs policy.side_effects: [command]). Every recipe runs on the result of "
+        "the ones before it; a child's recipe with the same name replaces its parent's in place"))
+    work_items: WorkItems | None = Field(default=None, description=(
+        "how the class fans out: {per: file | match | key, of: GLOBS or KEY}; an empty source ends the run "
+        "not_applicable"))
 
     @field_validator("inputs", mode="before")
     @classmethod
@@ -255,6 +266,8 @@ class TCCM(_Strict):
     report: ReportSpec = ReportSpec()  # the fleet report's columns (the child's, else the parent's)
     policy: Policy | None = None  # the decision surface, extends applied (None: unrestricted)
     flow: Flow | None = None  # the child's flow merged over the parent's, state by state
+    recipes: tuple[Recipe, ...] = ()  # declared recipes, extends applied
+    work_items: WorkItems | None = None
     flow_origin: dict[str, str] = Field(default_factory=dict)  # flow state → the task class that defined it
     path: str  # the file it came from
     sha256: str  # hash of that file (and, for extends, of the chain)
@@ -275,6 +288,11 @@ class TCCM(_Strict):
         if self.flow is not None:  # `when: item.data.inputs.mode == strict` and the like
             for name in sorted(set(_FLOW_INPUT.findall(self.flow.model_dump_json()))):
                 found.setdefault(name, InputSpec(description="read by the flow"))
+        for recipe in self.recipes:  # `with: "\\g<1>${inputs.version}"` and the like
+            for name in sorted(set(input_refs(recipe.model_dump_json()))):
+                found.setdefault(name, InputSpec(description=f"substituted in recipe {recipe.id}"))
+        for name in self.work_items.item_inputs if self.work_items else ():
+            found.setdefault(name, InputSpec(description=f"set for each work item ({self.work_items.per})"))
         for name in (self.policy.relax if self.policy else {}):
             found[name] = InputSpec(description=f"lifts policy limits ({name}=true)", kind="boolean")
         return {**found, **self.inputs}

@@ -36,8 +36,11 @@ from planner.flow.merge import Merged, merge
 from planner.flow.validate import Problem, refused_effects, state_problems
 from planner.flow.validate import problems as flow_problems
 from planner.policy import inherit
+from planner.recipes import merge as recipes
 from planner.tccm import yamlsource
 from planner.tccm.model import BANDS, TCCM, Budget, Entry, ReportSpec, TCCMDocument
+
+RECIPE_BUDGET = {"max_files": 50, "max_tokens": 50_000, "per_file_max_tokens": 8_000}  # see _build
 
 
 @dataclass
@@ -234,6 +237,10 @@ class Registry:
         budget_fields: dict[str, Any] = parent.budget.model_dump() if parent else {}
         if doc.budget is not None:
             budget_fields.update(doc.budget.model_dump(exclude_none=True))
+        elif parent is None and doc.recipes:
+            # a class that states its work as recipes needs no budget to run them; the budget only bounds
+            # what an LLM would be shown, so it gets the documented default rather than an error
+            budget_fields = dict(RECIPE_BUDGET)
         description = doc.description or (parent.description if parent else None)
         if description is None:
             raise TCCMError(source.display, 1, "description", "required field is missing")
@@ -253,6 +260,13 @@ class Registry:
         boot = list(parent.bootstrap_globs) if parent else []
         boot += [g for g in doc.bootstrap_globs or () if g not in boot]
         policy, flow, flow_origin = self._surface(source, doc, parent)
+        problem = recipes.refused_commands(doc.recipes or (), policy)
+        if problem is not None:
+            loc = ("recipes", problem[0], "command")
+            raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), problem[1])
+        refused = recipes.bad_rules(doc.recipes or ())
+        if refused is not None:
+            raise TCCMError(source.display, located.line_of(refused[0]), yamlsource.dotted(refused[0]), refused[1])
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
@@ -265,6 +279,8 @@ class Registry:
             bootstrap_globs=tuple(boot), budget=budget, path=str(source.path), policy=policy, flow=flow,
             inputs={**(parent.inputs if parent else {}), **(doc.inputs or {})},
             report=doc.report or (parent.report if parent else ReportSpec()),
+            recipes=recipes.merge(parent.recipes if parent else (), doc.recipes or ()),
+            work_items=doc.work_items or (parent.work_items if parent else None),
             flow_origin=flow_origin,
             sha256=digest.hexdigest() if parent else source.sha256, chain=chain, **bands,
         )

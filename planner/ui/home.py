@@ -144,6 +144,11 @@ class Home:
             return None
         return path.read_text(encoding="utf-8", errors="replace")
 
+    def prompts(self, run_id: str) -> list[str]:
+        """The paths of the prompts a needs_llm run saved (what an LLM would have been sent), for answering by hand."""
+        folder = self.path / "runs" / check_id(run_id)
+        return sorted(str(p) for p in folder.glob("prompt-*.md") if inside(self.path, p)) if folder.is_dir() else []
+
     def resolve(self, run_id: str) -> str:
         return self._full_id(run_id)
 

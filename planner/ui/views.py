@@ -131,6 +131,7 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
         "llm_calls": calls, "cost_usd": _cost(calls),
         "run_stages": [s for s in src.get("stages") or [] if not s.get("item")],
         "error": state.get("error"), "verification": state.get("verification"),
+        "prompts": home.prompts(full) if status == "needs_llm" else [],
     }
 
 

@@ -1,0 +1,103 @@
+"""Going on past `needs_llm` without a model: a person answers with a plan, or seeds a solved example.
+
+`planner runs answer RUN --plan FILE` runs the needs_llm run's task class again on the same repository
+and inputs, with FILE's plan standing where the model's answer would (the same schema: summary, steps,
+edits, used_entries, notes), so it passes the same checks: the edits must apply, the policy gate, the
+`git apply --check` gate, the report and provenance. FILE is JSON or YAML: one plan for every item, or
+`items: {ITEM_ID: plan}`.
+
+`planner examples add TASK_CLASS --repo R --patch FILE` files a hand-made patch as a solved example,
+under the fingerprint the RAG stage will look for on that repository, after checking that it applies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from planner import service
+from planner.chain.examples import SolvedExamples
+from planner.chain.llm import LLMPlan
+from planner.chain.stages import fingerprint, plan_problem
+from planner.config import Settings
+from planner.errors import PlannerError
+from planner.patchedits import PatchError, edits_from_patch
+from planner.plan import Plan
+from planner.runs import RunStore
+from planner.taskmodule import for_tccm
+
+
+def _load(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PlannerError(f"--plan {path}: {exc.strerror}") from None
+    try:
+        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise PlannerError(f"--plan {path}: not JSON/YAML: {exc}") from None
+
+
+def read_answers(path: Path) -> dict[str, Any]:
+    """item id → plan ("*" for every item), each checked against the schema the LLM answers in."""
+    doc = _load(path)
+    if not isinstance(doc, dict):
+        raise PlannerError(f"--plan {path}: expected a plan (summary, edits, ...) or items: {{ITEM_ID: plan}}")
+    answers = doc["items"] if set(doc) == {"items"} and isinstance(doc["items"], dict) else {"*": doc}
+    for item, plan in answers.items():
+        try:
+            LLMPlan.model_validate(plan)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "plan"
+            raise PlannerError(f"--plan {path}: item {item}: {where}: {first['msg']}") from None
+    return answers
+
+
+def answer(settings: Settings, run_id: str, plan_file: Path,
+           on_event: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    from planner.dispatch import dispatch  # the graph stack, only for this command
+
+    row = RunStore(settings.home).get(run_id)
+    if row["status"] != "needs_llm":
+        raise PlannerError(f"run {row['id']} is {row['status']}, not needs_llm: there is nothing to answer")
+    answers = read_answers(plan_file)
+    options = {k: v for k, v in row["options"].items() if k != "model"}
+    return dispatch(settings, row["task_class"], Path(row["repo"]), row["inputs"],
+                    {**options, "answers": row["id"]}, on_event=on_event, answers=answers)
+
+
+def add_example(settings: Settings, task_class: str, repo: Path, patch_file: Path,
+                inputs: dict[str, str]) -> dict[str, Any]:
+    """File a hand-made patch as a solved example for `task_class`, as the RAG stage will look it up."""
+    root = service.repo_root(repo)
+    try:
+        patch = patch_file.read_text(encoding="utf-8")
+        edits = edits_from_patch(patch)
+    except OSError as exc:
+        raise PlannerError(f"--patch {patch_file}: {exc.strerror}") from None
+    except PatchError as exc:
+        raise PlannerError(f"--patch {patch_file}: {exc}") from None
+    plan = Plan(summary=f"hand-made patch {patch_file.name}", edits=edits, source="solved_example",
+                notes=[f"seeded with planner examples add from {patch_file.name}"])
+    problem = plan_problem(plan, str(root))
+    if problem:
+        raise PlannerError(f"--patch {patch_file} does not apply to {root}: {problem}")
+    bundle, _, _ = service.build_bundle(settings, task_class, root, inputs)
+    tccm = service.task_class(settings, task_class)
+    items = for_tccm(tccm.model_dump(mode="json")).split(bundle, inputs)
+    run_id = "example-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
+    store = SolvedExamples(settings.home / "examples.sqlite")
+    try:
+        for item in items:
+            store.add(task_class, fingerprint(task_class, item, bundle), plan, patch, run_id)
+    finally:
+        store.close()
+    return {"id": run_id, "task_class": task_class, "repo": str(root), "items": [i.id for i in items],
+            "edits": len(edits), "files": sorted({e.file for e in edits})}
