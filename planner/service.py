@@ -146,13 +146,15 @@ def warm_hot_views(settings: Settings, root: Path) -> str | None:
 
 
 def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str],
-                 per_item: frozenset[str] = frozenset()) -> tuple[Bundle, TCCM, ProvenanceRecord]:
+                 per_item: frozenset[str] = frozenset(),
+                 tccm: TCCM | None = None) -> tuple[Bundle, TCCM, ProvenanceRecord]:
     """Build the bundle `name` would get for `repo` (hot views first), without recording it. Entries
-    scoped by a `per_item` input are left to each work item's own bundle."""
+    scoped by a `per_item` input are left to each work item's own bundle. `tccm`: that class already
+    resolved (and perhaps narrowed, planner/agent.py), instead of resolving `name`."""
     from planner.hotviews import bundles as hot_views
     from planner.provenance import record_for
 
-    tccm = task_class(settings, name)
+    tccm = tccm or task_class(settings, name)
     check_inputs(tccm, inputs)
     root = repo_root(repo)
     try:

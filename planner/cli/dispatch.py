@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
+from planner.apply import apply_run
 from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
+from planner.runs import run_items
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
               "execute": "subgraph"}
@@ -41,11 +43,7 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
                    "report_path": artifacts.get("report"), "artifacts": artifacts,
                    "verification": state.get("verification"), "branch": state.get("branch"),
-                   "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
-                              "error": r.get("error"), "blockers": r.get("blockers", []),
-                              "data": r["item"].get("data", {}), "recipe": (r.get("plan") or {}).get("recipe"),
-                              "plan_data": (r.get("plan") or {}).get("data", {}), "notes": r.get("notes", [])}
-                             for r in state.get("outcomes", [])],
+                   "items": run_items(state),
                    "llm_calls": state.get("llm_calls", [])})
         return
     sys.stdout.write(state.get("report", "") + "\n")
@@ -109,23 +107,3 @@ def dispatch_command(
         apply_run(settings, task_class, state)
     report(state, as_json)
     exit_for(state)
-
-
-def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> None:
-    """Commit the run's patch on a new branch; a refused apply makes the run failed (recorded so), never a
-    success the user did not get."""
-    from planner.apply import apply_patch
-    from planner.errors import ExitCode, PlannerError
-    from planner.runs import RunStore
-
-    branch = f"planner/{task_class}/{state['run_id']}"
-    try:
-        apply_patch(Path(state["repo"]), state["patch"], branch, f"{task_class}: run {state['run_id']}\n\n"
-                    + (state.get("report") or "")[:4000])
-    except PlannerError as exc:
-        RunStore(settings.home).set_status(state["run_id"], "failed")
-        patch = (state.get("artifacts") or {}).get("patch", "the run's patch")
-        state.update(status="failed", exit_code=int(ExitCode.FAILED),
-                     error=f"--apply refused: {exc.message}; the patch is at {patch}")
-        return
-    state["branch"] = branch
