@@ -165,15 +165,19 @@ async def dispatch(task_class: str, repo: str, ctx: Context, inputs: Inputs = No
     --apply does (a clean work tree only). Returns run_id, status, patch, report_markdown and items."""
     import anyio
     import anyio.from_thread
+    import anyio.lowlevel
 
     from planner.mcpserver.running import run_dispatch
 
-    steps = 0
+    loop, steps = anyio.lowlevel.current_token(), 0  # the graph calls back from its own worker threads
 
     def progress(message: str) -> None:
         nonlocal steps
         steps += 1
-        anyio.from_thread.run(ctx.report_progress, steps, None, message)
+        try:
+            anyio.from_thread.run(ctx.report_progress, steps, None, message, token=loop)
+        except Exception:  # noqa: BLE001 - a client that stopped listening must not fail the run
+            return
 
     try:
         data = await anyio.to_thread.run_sync(
