@@ -96,11 +96,13 @@ async def _every_tool(repo: Path, home: Path) -> None:
         assert "budget" in await _error(session, "get_agent_context", task_class=VR, repo=str(repo), budget_tokens=5)
 
         listed = [e for e in context["entries"] if e["band"] == "may_read" and e["status"] in ("listed", "deferred")]
-        if listed:
-            loaded = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry=listed[0]["id"])
-            assert loaded["outcome"] == "loaded" and loaded["text"]
-            requests = json.loads(_cli(home, "provenance", context["bundle_id"], "--json").stdout)["requests"]
-            assert [(r["entry"], r["by"], r["outcome"]) for r in requests] == [(listed[0]["id"], "mcp", "loaded")]
+        assert listed, context["entries"]
+        loaded = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry=listed[0]["id"])
+        assert loaded["outcome"] == "loaded" and loaded["text"]
+        requests = json.loads(_cli(home, "provenance", context["bundle_id"], "--json").stdout)["requests"]
+        assert [(r["entry"], r["by"], r["outcome"]) for r in requests] == [(listed[0]["id"], "mcp", "loaded")]
+        again = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry=listed[0]["id"])
+        assert again["outcome"] == "not requestable (requested)"  # earlier requests count: loaded once
         unknown = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry="no/such/file")
         assert unknown["outcome"] == "unknown entry"
 
