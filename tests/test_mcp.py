@@ -139,6 +139,7 @@ async def _dispatch_and_follow(session: ClientSession, repo: Path, home: Path) -
     record = json.loads(_cli(home, "provenance", run["run_id"], "--json").stdout)
     assert record["decisions"][0]["decision"] == "ship the requests upgrade"
     assert "decision approval on execute: ship the requests upgrade" in _cli(home, "provenance", run["run_id"]).stdout
+    assert "ship the requests upgrade" in _cli(home, "provenance", run["run_id"], "--html").stdout  # the run page
 
     found = (await _call(session, "search_prior_decisions", query="requests upgrade"))["results"]
     kinds = {(hit["kind"], hit["run_id"]) for hit in found}
