@@ -31,8 +31,10 @@ HERE = Path(__file__).resolve().parent.parent
 CORPUS = Path("/work/shared/corpus/pythondotorg.bundle")
 
 
-def env(home: Path) -> dict[str, str]:
-    return {**os.environ, "PLANNER_HOME": str(home), "PLANNER_DAEMON": "off", "PYTHONPATH": str(HERE)}
+def env(home: Path, daemon: Path | None = None) -> dict[str, str]:
+    """Without a daemon, or handed to `planner daemon` listening in `daemon` (the client process is timed)."""
+    where = {"PLANNER_DAEMON": "on", "PLANNER_DAEMON_DIR": str(daemon)} if daemon else {"PLANNER_DAEMON": "off"}
+    return {**os.environ, "PLANNER_HOME": str(home), "PYTHONPATH": str(HERE), **where}
 
 
 def children_cpu() -> float:
@@ -40,8 +42,9 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def startup_once(home: Path) -> tuple[float, float]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "planner", "mcp"], env=env(home), cwd=HERE)
+async def startup_once(home: Path, daemon: Path | None = None) -> tuple[float, float]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "planner", "mcp"], env=env(home, daemon),
+                                   cwd=HERE)
     cpu, started = children_cpu(), time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -81,6 +84,12 @@ def in_process(home: Path, repo: Path, task_class: str, rounds: int) -> tuple[li
     return walls, cpus
 
 
+def report(what: str, starts: list[tuple[float, float]], cpu: str) -> None:
+    print(f"{what}: median {statistics.median(s for s, _ in starts) * 1000:.0f} ms wall "
+          f"(min {min(s for s, _ in starts) * 1000:.0f}); {cpu} median "
+          f"{statistics.median(c for _, c in starts) * 1000:.0f} ms; load {os.getloadavg()[0]:.1f}")
+
+
 def ms(values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
@@ -97,9 +106,16 @@ def main() -> None:
         home, repo = Path(tmp) / "home", Path(tmp) / "repo"
         subprocess.run([sys.executable, "-c", "import planner.mcpserver.server"], env=env(home), check=True)  # pyc
         starts = [anyio.run(startup_once, home) for _ in range(args.rounds)]
-        print(f"start → first list_tools: median {statistics.median(s for s, _ in starts) * 1000:.0f} ms wall "
-              f"(min {min(s for s, _ in starts) * 1000:.0f}); server CPU over its life median "
-              f"{statistics.median(c for _, c in starts) * 1000:.0f} ms; load {os.getloadavg()[0]:.1f}")
+        report("start → first list_tools, no daemon", starts, "server CPU over its life")
+        daemon = Path(tmp) / "daemon"
+        subprocess.run([sys.executable, "-m", "planner", "daemon", "start"], env=env(home, daemon), check=True,
+                       cwd=HERE, capture_output=True)
+        try:
+            starts = [anyio.run(startup_once, home, daemon) for _ in range(args.rounds)]
+        finally:
+            subprocess.run([sys.executable, "-m", "planner", "daemon", "stop"], env=env(home, daemon), cwd=HERE,
+                           capture_output=True)
+        report("start → first list_tools, with `planner daemon`", starts, "client process CPU")
         subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
         files = len(subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True,
                                    check=True).stdout.splitlines())

@@ -35,9 +35,10 @@ TOOLS = {"list_task_classes", "get_agent_context", "request_may_read", "query_de
 VR = "vulnerability-remediation"
 
 
-def _env(home: Path) -> dict[str, str]:
-    return {**os.environ, "PLANNER_HOME": str(home), "PLANNER_ADVISORIES": ADVISORIES, "PLANNER_DAEMON": "off",
-            "PYTHONPATH": str(ROOT)}
+def _env(home: Path, daemon: Path | None = None) -> dict[str, str]:
+    where = {"PLANNER_DAEMON": "", "PLANNER_DAEMON_DIR": str(daemon)} if daemon else {"PLANNER_DAEMON": "off"}
+    return {**os.environ, "PLANNER_HOME": str(home), "PLANNER_ADVISORIES": ADVISORIES, "PYTHONPATH": str(ROOT),
+            **where}
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -46,8 +47,9 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @asynccontextmanager
-async def _stdio(home: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "planner", "mcp"], env=_env(home), cwd=ROOT)
+async def _stdio(home: Path, daemon: Path | None = None) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "planner", "mcp"], env=_env(home, daemon),
+                                   cwd=ROOT)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -175,6 +177,31 @@ async def _errors_as_the_cli_says(session: ClientSession, repo: Path, home: Path
     assert "uncommitted changes" in await _error(session, "dispatch", task_class=VR, repo=str(repo), apply=True)
     assert "does not exist" in await _error(session, "get_workflow_context", workflow_id="nope")
     assert (await session.list_tools()).tools  # still serving
+
+
+def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, tmp_path: Path) -> None:
+    """With `planner daemon` running, `planner mcp` is handed to it (the SDK already imported): same answers."""
+    daemon, repo = tmp_path / "daemon", make_repo(FILES)
+    started = subprocess.run([sys.executable, "-m", "planner", "daemon", "start", "--json"], capture_output=True,
+                             text=True, env=_env(home, daemon), cwd=ROOT, timeout=120)
+    assert started.returncode == 0, started.stderr
+
+    async def session() -> None:
+        async with _stdio(home, daemon) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo))
+            assert context["mode"] == "bootstrap" and context["bundle_id"]
+            assert "does not exist" in await _error(client, "get_workflow_context", workflow_id="nope")
+
+    try:
+        anyio.run(session)
+        served = json.loads(subprocess.run([sys.executable, "-m", "planner", "daemon", "status", "--json"],
+                                           capture_output=True, text=True, env=_env(home, daemon), cwd=ROOT,
+                                           timeout=60).stdout)
+        assert served["commands"] >= 1, served
+    finally:
+        subprocess.run([sys.executable, "-m", "planner", "daemon", "stop"], env=_env(home, daemon), cwd=ROOT,
+                       capture_output=True, timeout=60)
 
 
 def _free_port() -> int:

@@ -8,7 +8,7 @@ import sys
 
 MODE_ENV = "PLANNER_DAEMON"  # "off": never use one; "auto": start one when none answers; else use one if up
 DIR_ENV = "PLANNER_DAEMON_DIR"
-IN_PROCESS = frozenset({"daemon", "worker", "ui", "mcp"})  # servers and the daemon's own commands stay in-process
+IN_PROCESS = frozenset({"daemon", "worker", "ui"})  # servers and the daemon's own commands stay in-process
 PACKAGES = ("planner", "repocontext", "subgraphs")
 
 
