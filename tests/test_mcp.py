@@ -95,6 +95,9 @@ async def _every_tool(repo: Path, home: Path) -> None:
         small = shown["totals"]["tokens"] + 50
         narrow = await _call(session, "get_agent_context", task_class=VR, repo=str(repo), budget_tokens=small)
         assert narrow["budget"]["max_tokens"] == small and narrow["tokens_estimated"] <= small
+        narrowed = json.loads(_cli(home, "provenance", narrow["bundle_id"], "--json").stdout)
+        assert narrowed["tccm"]["sha256"] == record["tccm"]["sha256"]  # the file's hash; the cut is in totals
+        assert narrowed["totals"]["max_tokens"] == small
         assert "budget" in await _error(session, "get_agent_context", task_class=VR, repo=str(repo), budget_tokens=5)
 
         listed = [e for e in context["entries"] if e["band"] == "may_read" and e["status"] in ("listed", "deferred")]
@@ -213,7 +216,8 @@ def _free_port() -> int:
 @pytest.fixture
 def http_server(home: Path) -> Any:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "planner", "mcp", "--http", "--port", str(port)], env=_env(home),
+    proc = subprocess.Popen([sys.executable, "-m", "planner", "mcp", "--http", "--port", str(port),
+                             "--allow-host", "planner.test"], env=_env(home),
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -245,6 +249,12 @@ def test_streamable_http_serves_the_tools_and_checks_host_and_origin(http_server
     assert refused.status_code == 400 and "invalid Host header" in refused.text
     cross = httpx.post(url, json=hello, headers={**headers, "origin": "http://evil.example"})
     assert cross.status_code == 403
+    named = httpx.post(url, json=hello, headers={**headers, "host": f"planner.test:{http_server}"})
+    # a name allowed with --allow-host, and the server's own origin, reach the MCP endpoint (which answers
+    # a ping outside a session in its own way)
+    assert "invalid Host header" not in named.text
+    same = httpx.post(url, json=hello, headers={**headers, "origin": f"http://localhost:{http_server}"})
+    assert same.status_code != 403 and "invalid Host header" not in same.text
 
 
 def test_transport_options_need_http(home: Path) -> None:

@@ -6,9 +6,12 @@ the probes) are imported by the tool that needs them, when it is called.
 
 from __future__ import annotations
 
+import threading
+import time
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import Resource
+from mcp.types import Resource, Tool
 
 from planner.mcpserver import resources, tools
 
@@ -21,11 +24,41 @@ record_workflow_decision follow and annotate a run; search_prior_decisions finds
 
 
 class PlannerMCP(MCPServer):
+    warming: threading.Thread | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools; the first listing also starts warming what the tools import (see warm)."""
+        found = await super().list_tools()
+        if self.warming is None:
+            self.warming = threading.Thread(target=warm, name="planner-mcp-warm", daemon=True)
+            self.warming.start()
+        return found
+
     async def list_resources(self) -> list[Resource]:
         """The SDK lists fixed resources; ours change as task classes and runs come and go."""
         import anyio
 
         return [*await super().list_resources(), *await anyio.to_thread.run_sync(resources.listed)]
+
+
+def warm(delay: float = 0.2) -> None:
+    """Import, in the background, what the first tool calls would otherwise wait for (~1-2 s: each class's
+    subgraph module for its recipes, the graph stack for dispatch), once the host has its tool list: start-up
+    stays light, and an agent's first call does not pay it. A tool called meanwhile waits on the same
+    imports, never sees half of one (Python's import locks)."""
+    time.sleep(delay)  # let the list_tools answer go out first
+    try:
+        from planner import service
+        from planner.config import Settings
+        from planner.mcpserver.views import recipes
+
+        registry = service.registry(Settings.from_env())
+        for name in registry.names():
+            if not registry.errors_for(name):
+                recipes(registry.get(name))
+        import planner.dispatch  # noqa: F401 - the graph stack, for dispatch and get_workflow_context
+    except Exception:  # noqa: BLE001 - warming only: the tool that needs it reports the error itself
+        return
 
 
 def build() -> PlannerMCP:
