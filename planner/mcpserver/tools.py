@@ -10,15 +10,22 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
+from pydantic import Field
 
 from planner.config import Settings
 from planner.errors import PlannerError
 
-Inputs = dict[str, str | int | float | bool] | None
+Inputs = Annotated[dict[str, str | int | float | bool] | None, Field(
+    description="Run inputs NAME → value, as the CLI's --input NAME=VALUE (list_task_classes says which a class "
+                "accepts); booleans as true/false")]
+TaskClass = Annotated[str, Field(description="A task class name, from list_task_classes")]
+Repo = Annotated[str, Field(description="The repository's path (absolute is safest: a relative one is resolved "
+                                        "against the server's working directory)")]
+RunId = Annotated[str, Field(description="A run id (or a unique prefix of one), from dispatch")]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -76,8 +83,10 @@ def list_task_classes() -> CallToolResult:
 
 
 @errors
-def get_agent_context(task_class: str, repo: str, inputs: Inputs = None,
-                      budget_tokens: int | None = None) -> CallToolResult:
+def get_agent_context(task_class: TaskClass, repo: Repo, inputs: Inputs = None,
+                      budget_tokens: Annotated[int | None, Field(
+                          description="A token budget lower than the class's max_tokens narrows the bundle; a "
+                                      "higher one changes nothing")] = None) -> CallToolResult:
     """The Context Bundle the task class gets for the repository, exactly as `planner bundle --text`
     renders it, with its provenance recorded (bundle_id). budget_tokens lower than the task class's
     narrows the bundle (never widens it). Secrets are denied. may_read entries are listed, not loaded:
@@ -93,7 +102,10 @@ def get_agent_context(task_class: str, repo: str, inputs: Inputs = None,
 
 
 @errors
-def request_may_read(bundle_id: str, entry: str) -> CallToolResult:
+def request_may_read(
+    bundle_id: Annotated[str, Field(description="The bundle_id get_agent_context returned (or a run id)")],
+    entry: Annotated[str, Field(description="An entry id from that bundle's entries, or its path or key")],
+) -> CallToolResult:
     """Load one may_read (or deferred) entry of a bundle from get_agent_context, by entry id or path/key,
     within what is left of that bundle's budget. Logged as `requested` in that bundle's provenance."""
     from planner.agent import request_entry
@@ -104,7 +116,7 @@ def request_may_read(bundle_id: str, entry: str) -> CallToolResult:
 
 
 @errors
-def query_decision_surface(task_class: str, inputs: Inputs = None) -> CallToolResult:
+def query_decision_surface(task_class: TaskClass, inputs: Inputs = None) -> CallToolResult:
     """What a run of the task class may do with these inputs: allowed and blocked actions, the rule behind
     each, and how to allow a blocked one (what `planner task-classes surface` answers)."""
     from planner import service
@@ -125,7 +137,11 @@ def query_decision_surface(task_class: str, inputs: Inputs = None) -> CallToolRe
 
 
 @errors
-def search_prior_decisions(query: str, task_class: str | None = None, limit: int = 10) -> CallToolResult:
+def search_prior_decisions(
+    query: Annotated[str, Field(description="Words to match: a package, an image, an error, a decision…")],
+    task_class: Annotated[str | None, Field(description="Only this task class's runs")] = None,
+    limit: Annotated[int, Field(description="At most this many results", ge=1, le=200)] = 10,
+) -> CallToolResult:
     """Solved examples (successful runs' plans) and decisions recorded with record_workflow_decision that
     match the query, best first, each with its run id."""
     from planner.agent import search
@@ -136,7 +152,7 @@ def search_prior_decisions(query: str, task_class: str | None = None, limit: int
 
 
 @errors
-def get_workflow_context(workflow_id: str) -> CallToolResult:
+def get_workflow_context(workflow_id: RunId) -> CallToolResult:
     """A run's status, work items, what each chain stage did, its report, recorded decisions and the next
     steps open to it (resume, answer with a model, allow a blocked action…)."""
     from planner.workflow import workflow_context
@@ -147,8 +163,14 @@ def get_workflow_context(workflow_id: str) -> CallToolResult:
 
 
 @errors
-def record_workflow_decision(workflow_id: str, decision_type: str, decision: str, rationale: str,
-                             affected_nodes: list[str] | None = None) -> CallToolResult:
+def record_workflow_decision(
+    workflow_id: RunId,
+    decision_type: Annotated[str, Field(description="What kind of decision: approval, rejection, override…")],
+    decision: Annotated[str, Field(description="What was decided")],
+    rationale: Annotated[str, Field(description="Why")],
+    affected_nodes: Annotated[list[str] | None, Field(
+        description="The work items or graph nodes it concerns")] = None,
+) -> CallToolResult:
     """Append a decision to a run's provenance (shown by `planner provenance` and the UI, and found by
     search_prior_decisions)."""
     from planner.agent import record_decision
@@ -158,8 +180,9 @@ def record_workflow_decision(workflow_id: str, decision_type: str, decision: str
     return answer(f"recorded on {line['run_id']}: {decision_type}: {decision}", line)
 
 
-async def dispatch(task_class: str, repo: str, ctx: Context, inputs: Inputs = None,
-                   apply: bool = False) -> CallToolResult:
+async def dispatch(task_class: TaskClass, repo: Repo, ctx: Context, inputs: Inputs = None,
+                   apply: Annotated[bool, Field(description="Commit a succeeded patch on a new branch (a clean "
+                                                            "work tree only), as --apply")] = False) -> CallToolResult:
     """Run the task class on the repository (gather → bundle → recipe / solved example / LLM → patch and
     report), with progress notifications. apply=True commits the patch on a new branch, as the CLI's
     --apply does (a clean work tree only). Returns run_id, status, patch, report_markdown and items."""
