@@ -70,17 +70,13 @@ def request_entry(settings: Settings, bundle_id: str, wanted: str, by: str = "mc
 
 
 def _as_bundle(record: ProvenanceRecord) -> Bundle:
-    """The recorded bundle without its text (a request only appends), its earlier loaded requests applied."""
+    """The recorded bundle without its text (a request only appends). The record as read has the earlier
+    loaded requests applied (ProvenanceStore.get), so they count against the budget."""
     from planner.bundle import Bundle
 
-    loaded = {r["entry"]: r.get("tokens", 0) for r in record.requests if r.get("outcome") == "loaded"}
-    entries = [e.model_copy(update={"status": "requested", "tokens": loaded[e.id]}) if e.id in loaded else e
-               for e in record.entries]
-    totals = record.totals.model_copy(deep=True)
-    totals.tokens += sum(loaded.values())
-    totals.files += sum(1 for e in entries if e.id in loaded and e.kind == "file")
     return Bundle(task_class=record.task_class, tccm_version=record.tccm.version, mode=record.mode,
-                  inputs=record.inputs, entries=entries, totals=totals, text="", sha256=record.bundle_sha256)
+                  inputs=record.inputs, entries=record.entries, totals=record.totals, text="",
+                  sha256=record.bundle_sha256)
 
 
 def record_decision(settings: Settings, run_id: str, decision_type: str, decision: str, rationale: str,

@@ -124,6 +124,21 @@ def index_summary(record: ProvenanceRecord) -> dict[str, Any]:
             "cost_usd": None if None in costs else round(sum(costs), 6)}
 
 
+def _mark_requested(record: ProvenanceRecord, request: dict[str, Any]) -> None:
+    """An entry an agent had loaded after the build reads as `requested`, its tokens in the totals, as the
+    entries a run requested do in the run's own record."""
+    entry = next((e for e in record.entries if e.id == request.get("entry")), None)
+    if entry is None or entry.status not in ("listed", "deferred"):
+        return
+    totals, was = record.totals, entry.status
+    entry.status, entry.tokens, entry.tokens_needed = "requested", int(request.get("tokens") or 0), None
+    entry.detail = f"requested by {request.get('by')}"
+    totals.tokens += entry.tokens
+    totals.files += entry.kind == "file"
+    totals.by_status[was] = totals.by_status.get(was, 1) - 1
+    totals.by_status["requested"] = totals.by_status.get("requested", 0) + 1
+
+
 class ProvenanceStore:
     def __init__(self, home: Path) -> None:
         self.home, self.dir = home, home / "runs"
@@ -169,7 +184,10 @@ class ProvenanceStore:
         except (OSError, ValidationError) as exc:
             raise PlannerError(f"provenance record {path} is unreadable: {exc.__class__.__name__}") from exc
         notes = self.notes(record.id)
-        record.requests += [n for n in notes if n.get("note") == "request"]
+        for request in (n for n in notes if n.get("note") == "request"):
+            record.requests.append(request)
+            if request.get("outcome") == "loaded":
+                _mark_requested(record, request)
         record.decisions += [n for n in notes if n.get("note") == "decision"]
         return record
 

@@ -104,8 +104,11 @@ async def _every_tool(repo: Path, home: Path) -> None:
         assert listed, context["entries"]
         loaded = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry=listed[0]["id"])
         assert loaded["outcome"] == "loaded" and loaded["text"]
-        requests = json.loads(_cli(home, "provenance", context["bundle_id"], "--json").stdout)["requests"]
-        assert [(r["entry"], r["by"], r["outcome"]) for r in requests] == [(listed[0]["id"], "mcp", "loaded")]
+        after = json.loads(_cli(home, "provenance", context["bundle_id"], "--json").stdout)
+        assert [(r["entry"], r["by"], r["outcome"]) for r in after["requests"]] == [(listed[0]["id"], "mcp", "loaded")]
+        entry = next(e for e in after["entries"] if e["id"] == listed[0]["id"])
+        assert entry["status"] == "requested" and entry["tokens"] == loaded["tokens"] > 0
+        assert after["totals"]["tokens"] == shown["totals"]["tokens"] + loaded["tokens"]
         again = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry=listed[0]["id"])
         assert again["outcome"] == "not requestable (requested)"  # earlier requests count: loaded once
         unknown = await _call(session, "request_may_read", bundle_id=context["bundle_id"], entry="no/such/file")
