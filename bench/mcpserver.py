@@ -1,8 +1,8 @@
 """Benchmark: `planner mcp` as an agent sees it (not a timed test).
 
 1. Start-up: spawn `python -m planner mcp` with the SDK's stdio client, time spawn → first `list_tools`
-   answer (initialize included), median over rounds; CPU = the server process's user+sys over its whole
-   life (start, initialize, list_tools, shutdown; from getrusage of the reaped child).
+   answer (initialize included), median over rounds; CPU = the server process's user+sys up to that answer
+   (from /proc; with a daemon, the thin client's: the daemon's forked child is not ours to see).
 2. get_agent_context on python/pythondotorg (~1,000 files; /work/shared/corpus/pythondotorg.bundle, cloned
    to a temporary folder and gathered first, untimed) with a warm store: one server session, one untimed
    call, then each call timed round trip over stdio (client side); and the tool body in this process,
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -37,20 +36,27 @@ def env(home: Path, daemon: Path | None = None) -> dict[str, str]:
     return {**os.environ, "PLANNER_HOME": str(home), "PYTHONPATH": str(HERE), **where}
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def server_cpu() -> float:
+    """User+sys CPU so far of this process's children (the server; with a daemon, the thin client), read
+    from /proc while they run: the CPU spent up to the answer, not over the whole life."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            fields = Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
 
 
 async def startup_once(home: Path, daemon: Path | None = None) -> tuple[float, float]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "planner", "mcp"], env=env(home, daemon),
                                    cwd=HERE)
-    cpu, started = children_cpu(), time.perf_counter()
+    started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
         answered = time.perf_counter() - started
-    return answered, children_cpu() - cpu
+        cpu = server_cpu()
+    return answered, cpu
 
 
 async def context_calls(home: Path, repo: Path, task_class: str, rounds: int) -> list[float]:
@@ -106,7 +112,7 @@ def main() -> None:
         home, repo = Path(tmp) / "home", Path(tmp) / "repo"
         subprocess.run([sys.executable, "-c", "import planner.mcpserver.server"], env=env(home), check=True)  # pyc
         starts = [anyio.run(startup_once, home) for _ in range(args.rounds)]
-        report("start → first list_tools, no daemon", starts, "server CPU over its life")
+        report("start → first list_tools, no daemon", starts, "server CPU to the answer")
         daemon = Path(tmp) / "daemon"
         subprocess.run([sys.executable, "-m", "planner", "daemon", "start"], env=env(home, daemon), check=True,
                        cwd=HERE, capture_output=True)
