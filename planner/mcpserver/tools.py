@@ -98,6 +98,8 @@ def get_agent_context(task_class: TaskClass, repo: Repo, inputs: Inputs = None,
     data = bundle_result(bundle, record)
     head = (f"bundle {record.id}: {bundle.totals.tokens}/{bundle.totals.max_tokens} tokens, mode {bundle.mode}, "
             f"RepoContext {record.repocontext.freshness}")
+    if record.repocontext.freshness != "fresh":  # say so: a bootstrap or stale bundle is not the repo as it is
+        head += f" (`planner gather {record.repocontext.repo}` or a dispatch refreshes it)"
     return answer(f"{head}\n\n{bundle.text}", data)
 
 
