@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -89,14 +88,12 @@ def dispatch_command(
     # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
     from planner.apply import check_clean
     from planner.chain.llm import init_model
-    from planner.dispatch import dispatch
+    from planner.dispatch import dispatch, run_options
 
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None
-    sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]
-    options = {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
-               "advisories": os.pathsep.join(sources) or None}
+    options = run_options(settings, [str(p) for p in advisories or []], no_gather, verify, regenerate)
     given = parse_inputs(inputs or [])
     shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
     given.update({k: v for k, v in shortcuts.items() if v and k not in given})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,12 @@ def run_dispatch(settings: Settings, task_class: str, repo: Path, inputs: dict[s
     # Imported here: the graph and LangChain cost ~1 s, which the server's start-up need not pay.
     from planner.apply import apply_run, check_clean
     from planner.chain.llm import init_model
-    from planner.dispatch import dispatch
+    from planner.dispatch import dispatch, run_options
     from planner.runs import run_items
 
     spec = settings.model
     model = init_model(spec) if spec else None
-    options = {"no_gather": False, "verify": False, "regenerate": False,
-               "advisories": os.pathsep.join(str(p) for p in settings.advisories) or None}
+    options = run_options(settings)
     if apply and repo.is_dir():
         check_clean(repo.resolve())  # refused before the run, as the CLI's --apply is
 
