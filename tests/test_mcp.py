@@ -185,6 +185,36 @@ async def _errors_as_the_cli_says(session: ClientSession, repo: Path, home: Path
     assert (await session.list_tools()).tools  # still serving
 
 
+def test_bundle_builds_and_unknown_ids(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(FILES)
+
+    async def session() -> None:
+        async with _stdio(home) as client:
+            context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo),
+                                  inputs={"package": "requests"})
+            assert context["mode"] == "bootstrap" and "planner gather" in (
+                await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})).content[0].text
+            build = await _call(client, "get_workflow_context", workflow_id=context["bundle_id"])
+            assert build["kind"] == "bundle" and build["next_steps"][0].startswith("dispatch it")
+            noted = await _call(client, "record_workflow_decision", workflow_id=context["bundle_id"][:17],
+                                decision_type="scope", decision="only requests", rationale="the rest can wait")
+            assert noted["run_id"] == context["bundle_id"]  # a unique prefix names it
+            assert "does not exist" in await _error(client, "request_may_read", bundle_id="nope", entry="x")
+            assert "does not exist" in await _error(client, "record_workflow_decision", workflow_id="nope",
+                                                    decision_type="a", decision="b", rationale="c")
+            assert "needs a decision_type" in await _error(client, "record_workflow_decision",
+                                                           workflow_id=context["bundle_id"], decision_type=" ",
+                                                           decision="b", rationale="c")
+            assert "unknown task class" in await _error(client, "search_prior_decisions", query="x", task_class="nope")
+            assert (await client.call_tool("search_prior_decisions", {"query": "x", "limit": 0})).is_error
+            with pytest.raises(Exception, match="does not exist"):
+                await client.read_resource("run://nope/report")
+            with pytest.raises(Exception, match="unknown task class"):
+                await client.read_resource("tccm://nope")
+
+    anyio.run(session)
+
+
 def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, tmp_path: Path) -> None:
     """With `planner daemon` running, `planner mcp` is handed to it (the SDK already imported): same answers."""
     daemon, repo = tmp_path / "daemon", make_repo(FILES)
