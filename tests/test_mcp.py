@@ -81,7 +81,8 @@ async def _every_tool(repo: Path, home: Path) -> None:
         assert {t.name for t in (await session.list_tools()).tools} == TOOLS
         classes = {c["name"]: c for c in (await _call(session, "list_task_classes"))["task_classes"]}
         assert "package" in classes[VR]["inputs"] and classes[VR]["budget"]["max_tokens"] > 0
-        assert classes[VR]["recipes"] and classes[VR]["has_policy"] in (True, False)
+        assert classes[VR]["recipes"] and classes[VR]["has_recipes"] is True
+        assert isinstance(classes[VR]["has_policy"], bool) and isinstance(classes[VR]["has_flow"], bool)
 
         context = await _call(session, "get_agent_context", task_class=VR, repo=str(repo))
         shown = json.loads(_cli(home, "bundle", VR, "--repo", str(repo), "--json").stdout)

@@ -22,8 +22,19 @@ def class_row(registry: Registry, name: str) -> dict[str, Any]:
     return {"name": name, "valid": True, "version": tccm.version, "description": summary["description"],
             "summary": summary["description"].split(". ")[0], "path": tccm.path, "extends": tccm.extends,
             "inputs": {k: v.model_dump(exclude_none=True) for k, v in sorted(tccm.accepted_inputs().items())},
-            "budget": summary["budget"], "recipes": recipes(tccm), "has_flow": tccm.flow is not None,
+            "budget": summary["budget"], **_recipes(tccm), "has_flow": tccm.flow is not None,
             "flow": summary["flow"], "has_policy": tccm.policy is not None, "policy": summary["policy"]}
+
+
+def _recipes(tccm: TCCM) -> dict[str, Any]:
+    """recipes and has_recipes; a subgraph module that cannot be loaded is named, for this class only."""
+    from planner.errors import PlannerError
+
+    try:
+        found = recipes(tccm)
+    except PlannerError as exc:
+        return {"recipes": None, "has_recipes": None, "recipes_error": exc.message}
+    return {"recipes": found, "has_recipes": bool(found)}
 
 
 def recipes(tccm: TCCM) -> list[str]:
