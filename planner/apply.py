@@ -11,9 +11,13 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from planner.errors import PlannerError
+from planner.errors import ExitCode, PlannerError
 from repocontext.home import user_umask
+
+if TYPE_CHECKING:
+    from planner.config import Settings
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
@@ -49,3 +53,22 @@ def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
     commit = _git(repo, "commit-tree", tree, "-p", "HEAD", "-m", message).strip()
     _git(repo, "branch", branch, commit)
     return commit
+
+
+def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> None:
+    """Commit the run's patch on a new branch; a refused apply makes the run failed (recorded so), never a
+    success the user did not get. Shared by `planner dispatch --apply` and the MCP dispatch tool."""
+    from planner.runs import RunStore, exact_patch
+
+    branch = f"planner/{task_class}/{state['run_id']}"
+    exact = exact_patch(settings.home, state.get("run_id"), state["patch"])  # the stored one is redacted
+    try:
+        apply_patch(Path(state["repo"]), exact, branch, f"{task_class}: run {state['run_id']}\n\n"
+                    + (state.get("report") or "")[:4000])
+    except PlannerError as exc:
+        RunStore(settings.home).set_status(state["run_id"], "failed")
+        patch = (state.get("artifacts") or {}).get("patch", "the run's patch")
+        state.update(status="failed", exit_code=int(ExitCode.FAILED),
+                     error=f"--apply refused: {exc.message}; the patch is at {patch}")
+        return
+    state["branch"] = branch

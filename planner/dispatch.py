@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -63,6 +64,15 @@ def _record_end(runs: RunStore, run_id: str, snapshot: Any) -> None:
     saved writes of a finalize killed before its checkpoint does not run finalize again."""
     if not snapshot.next and not snapshot.tasks:
         runs.set_status(run_id, snapshot.values.get("status") or "failed")
+
+
+def run_options(settings: Settings, advisories: list[str] | None = None, no_gather: bool = False,
+                verify: bool = False, regenerate: bool = False) -> dict[str, Any]:
+    """A run's options as `planner dispatch` and the MCP dispatch tool give them: advisory sources given,
+    else PLANNER_ADVISORIES."""
+    sources = advisories or [str(p) for p in settings.advisories]
+    return {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
+            "advisories": os.pathsep.join(sources) or None}
 
 
 def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],

@@ -75,11 +75,13 @@ class ProvenanceRecord(BaseModel):
     requests: list[dict[str, Any]] = Field(default_factory=list)
     llm_calls: list[dict[str, Any]] = Field(default_factory=list)
     item_bundles: list[dict[str, Any]] = Field(default_factory=list)  # bundles rebuilt per work item
+    decisions: list[dict[str, Any]] = Field(default_factory=list)  # recorded later by agents (record notes)
 
     def stable_dict(self, hot_views: bool = True) -> dict[str, Any]:
         """The record without its volatile fields: equal for equal builds. With hot_views=False, also
         without what only hot views change (`hot_views`, and `source: hot_view` mapped back to its origin)."""
-        data = self.model_dump(mode="json", exclude=set(VOLATILE))
+        # decisions are added after the build, by agents: not part of what the build produced
+        data = self.model_dump(mode="json", exclude={*VOLATILE, "decisions"})
         if not hot_views:
             data.pop("hot_views", None)
             for item in data["item_bundles"]:
@@ -120,6 +122,21 @@ def index_summary(record: ProvenanceRecord) -> dict[str, Any]:
             "commit": record.repocontext.commit, "items": len(items - {None}), "llm_calls": len(costs),
             # unknown when any call had no price: a partial sum would read as the whole cost
             "cost_usd": None if None in costs else round(sum(costs), 6)}
+
+
+def _mark_requested(record: ProvenanceRecord, request: dict[str, Any]) -> None:
+    """An entry an agent had loaded after the build reads as `requested`, its tokens in the totals, as the
+    entries a run requested do in the run's own record."""
+    entry = next((e for e in record.entries if e.id == request.get("entry")), None)
+    if entry is None or entry.status not in ("listed", "deferred"):
+        return
+    totals, was = record.totals, entry.status
+    entry.status, entry.tokens, entry.tokens_needed = "requested", int(request.get("tokens") or 0), None
+    entry.detail = f"requested by {request.get('by')}"
+    totals.tokens += entry.tokens
+    totals.files += entry.kind == "file"
+    totals.by_status[was] = totals.by_status.get(was, 1) - 1
+    totals.by_status["requested"] = totals.by_status.get("requested", 0) + 1
 
 
 class ProvenanceStore:
@@ -163,9 +180,51 @@ class ProvenanceStore:
                 raise PlannerError(f"provenance record {record_id!r} {why} (see `planner runs list`)")
             path = matches[0]
         try:
-            return ProvenanceRecord.model_validate_json(path.read_bytes())
+            record = ProvenanceRecord.model_validate_json(path.read_bytes())
         except (OSError, ValidationError) as exc:
             raise PlannerError(f"provenance record {path} is unreadable: {exc.__class__.__name__}") from exc
+        notes = self.notes(record.id)
+        for request in (n for n in notes if n.get("note") == "request"):
+            record.requests.append(request)
+            if request.get("outcome") == "loaded":
+                _mark_requested(record, request)
+        record.decisions += [n for n in notes if n.get("note") == "decision"]
+        return record
+
+    # Notes: what agents add to a record after it was written (may_read requests through `planner mcp`,
+    # workflow decisions). The record file stays write-once; notes go to `<id>.notes.jsonl` beside it, one
+    # line each, and `get` merges them, so `planner provenance` and the UI show them with the record.
+    def note(self, record_id: str, kind: Literal["request", "decision"], data: dict[str, Any]) -> dict[str, Any]:
+        line = {"note": kind, "at": datetime.now(UTC).isoformat(timespec="microseconds"), **data}
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with (self.dir / f"{record_id}.notes.jsonl").open("a", encoding="utf-8") as notes:
+                fcntl.flock(notes, fcntl.LOCK_EX)
+                notes.write(json.dumps(line, sort_keys=True) + "\n")  # one write: a line survives kill -9 whole
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write provenance under {self.dir}: {exc.strerror}") from exc
+        return line
+
+    def notes(self, record_id: str) -> list[dict[str, Any]]:
+        try:
+            lines = (self.dir / f"{record_id}.notes.jsonl").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                found.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue  # a torn last line after a crash
+        return found
+
+    def all_decisions(self) -> list[dict[str, Any]]:
+        """Every recorded decision, with the id of the run or bundle build it belongs to."""
+        found = []
+        for path in sorted(self.dir.glob("*.notes.jsonl")):
+            record_id = path.name.removesuffix(".notes.jsonl")
+            found += [{"run_id": record_id, **n} for n in self.notes(record_id) if n.get("note") == "decision"]
+        return found
 
     def list(self) -> list[dict[str, Any]]:
         try:

@@ -242,3 +242,12 @@ def show_payload(state: dict[str, Any]) -> dict[str, Any]:
     return {"run": state["run"], "status": state.get("status"), "artifacts": state.get("artifacts"),
             "patch": state.get("patch", ""), "report": state.get("report", ""),
             "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", [])}
+
+
+def run_items(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's work items and how each ended (`planner dispatch --json`'s items, the MCP dispatch tool's)."""
+    return [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
+             "error": r.get("error"), "blockers": r.get("blockers", []),
+             "data": r["item"].get("data", {}), "recipe": (r.get("plan") or {}).get("recipe"),
+             "plan_data": (r.get("plan") or {}).get("data", {}), "notes": r.get("notes", [])}
+            for r in state.get("outcomes", [])]

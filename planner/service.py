@@ -147,14 +147,15 @@ def warm_hot_views(settings: Settings, root: Path) -> str | None:
 
 def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str],
                  per_item: frozenset[str] = frozenset(),
-                 demoted: bool = False) -> tuple[Bundle, TCCM, ProvenanceRecord]:
+                 demoted: bool = False, tccm: TCCM | None = None) -> tuple[Bundle, TCCM, ProvenanceRecord]:
     """Build the bundle `name` would get for `repo` (hot views first), without recording it. Entries
     scoped by a `per_item` input are left to each work item's own bundle. `demoted`: must_read is read as
-    should_read (cut, not refused), for a class whose recipes run whatever the bundle holds."""
+    should_read (cut, not refused), for a class whose recipes run whatever the bundle holds. `tccm`: that
+    class already resolved (and perhaps narrowed, planner/agent.py), instead of resolving `name`."""
     from planner.hotviews import bundles as hot_views
     from planner.provenance import record_for
 
-    tccm = task_class(settings, name)
+    tccm = tccm or task_class(settings, name)
     if demoted:
         tccm = tccm.model_copy(update={"must_read": (), "should_read": (*tccm.must_read, *tccm.should_read)})
     check_inputs(tccm, inputs)

@@ -46,6 +46,11 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
     return dot / norm if norm else 0.0
 
 
+def _digest(plan: Plan) -> dict[str, object]:
+    """What a search hit shows of a plan: what it did and where, not the edits' text."""
+    return {"summary": plan.summary, "files": sorted({e.file for e in plan.edits})}
+
+
 class SolvedExamples:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -86,6 +91,23 @@ class SolvedExamples:
             if score >= threshold:
                 found.append(Example(run_id=run_id, score=score, plan=Plan.model_validate_json(plan), patch=patch))
         found.sort(key=lambda e: (-e.score, e.run_id))
+        return found[:limit]
+
+    def find(self, query: str, task_class: str | None = None, limit: int = 10) -> list[dict[str, object]]:
+        """Examples whose fingerprint shares a term with `query` (any task class unless one is named), best
+        first by cosine similarity: a search for people and agents, so no threshold."""
+        wanted = terms(query)
+        if not wanted:
+            return []
+        match = " OR ".join(f'"{t}"' for t in wanted)
+        rows = self.db.execute(
+            "SELECT e.run_id, e.task_class, e.fingerprint, e.plan, e.created_at FROM examples_fts f "
+            "JOIN examples e ON e.id = f.rowid WHERE examples_fts MATCH ? AND (? IS NULL OR e.task_class = ?) "
+            "ORDER BY bm25(examples_fts) LIMIT ?", (match, task_class, task_class, max(limit * 4, 20))).fetchall()
+        found = [{"kind": "solved_example", "run_id": run_id, "task_class": tc, "created_at": created,
+                  "score": round(cosine(wanted, terms(text)), 4), **_digest(Plan.model_validate_json(plan))}
+                 for run_id, tc, text, plan, created in rows]
+        found.sort(key=lambda e: (-float(e["score"]), str(e["run_id"])))  # type: ignore[arg-type]
         return found[:limit]
 
     def count(self) -> int:

@@ -57,6 +57,10 @@ def print_record(record: ProvenanceRecord) -> None:
     for req in record.requests:
         console.print(f"request {req.get('entry')} by {req.get('by')}: {req.get('outcome')} "
                       f"({req.get('tokens', 0)} tokens)")
+    for note in record.decisions:
+        nodes = f" on {', '.join(note.get('affected_nodes') or [])}" if note.get("affected_nodes") else ""
+        console.print(escape(f"decision {note.get('decision_type')}{nodes}: {note.get('decision')} — "
+                             f"{note.get('rationale')} ({note.get('at', '-')})"))
     for call in record.llm_calls:
         console.print(f"llm {call.get('model')}: {call.get('tokens_in')} in / {call.get('tokens_out')} out, "
                       f"cost {call.get('cost_usd') if call.get('cost_usd') is not None else 'unknown'}")

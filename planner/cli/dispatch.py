@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from planner.apply import apply_run
 from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
+from planner.runs import run_items
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
               "execute": "subgraph"}
@@ -44,11 +45,7 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "patch": state.get("patch", ""), "patch_path": artifacts.get("patch"),
                    "report_path": artifacts.get("report"), "artifacts": artifacts,
                    "verification": state.get("verification"), "branch": state.get("branch"),
-                   "items": [{"id": r["item"]["id"], "status": r["status"], "source": r.get("source"),
-                              "error": r.get("error"), "blockers": r.get("blockers", []),
-                              "data": r["item"].get("data", {}), "recipe": (r.get("plan") or {}).get("recipe"),
-                              "plan_data": (r.get("plan") or {}).get("data", {}), "notes": r.get("notes", [])}
-                             for r in state.get("outcomes", [])],
+                   "items": run_items(state),
                    "llm_calls": state.get("llm_calls", [])})
         return
     sys.stdout.write(state.get("report", "") + "\n")
@@ -101,14 +98,12 @@ def dispatch_command(
     # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
     from planner.apply import check_clean
     from planner.chain.llm import init_model
-    from planner.dispatch import dispatch
+    from planner.dispatch import dispatch, run_options
 
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None
-    sources = [str(p) for p in advisories] if advisories else [str(p) for p in settings.advisories]
-    options = {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
-               "advisories": os.pathsep.join(sources) or None}
+    options = run_options(settings, [str(p) for p in advisories or []], no_gather, verify, regenerate)
     given = parse_inputs(inputs or [])
     shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
     given.update({k: v for k, v in shortcuts.items() if v and k not in given})
@@ -119,24 +114,3 @@ def dispatch_command(
         apply_run(settings, task_class, state)
     report(state, as_json)
     exit_for(state)
-
-
-def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> None:
-    """Commit the run's patch on a new branch; a refused apply makes the run failed (recorded so), never a
-    success the user did not get."""
-    from planner.apply import apply_patch
-    from planner.errors import ExitCode, PlannerError
-    from planner.runs import RunStore, exact_patch
-
-    branch = f"planner/{task_class}/{state['run_id']}"
-    exact = exact_patch(settings.home, state.get("run_id"), state["patch"])  # the stored one is redacted
-    try:
-        apply_patch(Path(state["repo"]), exact, branch, f"{task_class}: run {state['run_id']}\n\n"
-                    + (state.get("report") or "")[:4000])
-    except PlannerError as exc:
-        RunStore(settings.home).set_status(state["run_id"], "failed")
-        patch = (state.get("artifacts") or {}).get("patch", "the run's patch")
-        state.update(status="failed", exit_code=int(ExitCode.FAILED),
-                     error=f"--apply refused: {exc.message}; the patch is at {patch}")
-        return
-    state["branch"] = branch
