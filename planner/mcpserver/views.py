@@ -38,11 +38,12 @@ def _recipes(tccm: TCCM) -> dict[str, Any]:
 
 
 def recipes(tccm: TCCM) -> list[str]:
-    """The recipes of the class's subgraph module (`name@version`): imported here, on request only."""
+    """The class's recipes (`name@version`): those its TCCM declares (`recipes:`), then its subgraph module's
+    (imported here, on request only)."""
     from planner.taskmodule import resolve
 
     module = resolve(tccm.task_class, tccm.subgraph, tccm.lineage)
-    return [recipe.ref for recipe in module.recipes]
+    return [*(recipe.id for recipe in tccm.recipes), *(recipe.ref for recipe in module.recipes)]
 
 
 def bundle_result(bundle: Bundle, record: ProvenanceRecord) -> dict[str, Any]:
