@@ -22,6 +22,7 @@ from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
 from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
+from subgraphs.distroless_migration import verify
 from subgraphs.distroless_migration.artifacts import Installed
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
@@ -73,6 +74,7 @@ class _Migration:
         self.digest_dropped: dict[int, int] = {}  # root stage → its FROM line, where an invalid digest was dropped
         self.froms = FromWords(self.stages, self.df.preamble, self.df.global_args, options, self.editor.replace)
         self.final_indexes = {s.index for s in final_chain(self.df)}
+        self.kept_froms: list[int] = []  # FROM lines of stages left unchanged on purpose (not checked)
 
     def run(self) -> DockerfileMigration:
         if not self.stages:
@@ -95,11 +97,14 @@ class _Migration:
         new_text = self.editor.render()
         if plan.mode == "restructure":
             self._added_stage(new_text, plan)
+        written = {c.new_image for c in self.changes if c.new_image != c.old_image}
+        checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written) \
+            if new_text != self.text else []
         return DockerfileMigration(
             path=self.path, new_text=new_text, changed=new_text != self.text, stages=self.changes,
             packages=sorted(self.packages, key=lambda p: p.line), unmapped=sorted(self.unmapped, key=lambda u: u.line),
             runtime=plan.decision, notes=self.notes, blockers=sorted(self.blockers, key=lambda b: b.line),
-            keep_unconverted=self.options.keep_unconverted)
+            keep_unconverted=self.options.keep_unconverted, checks=checks)
 
     # --- images and RUNs ----------------------------------------------------
 

@@ -1,0 +1,69 @@
+"""Build checks of a migrated Dockerfile (verify.py): an item may succeed only when its file passes them."""
+
+from __future__ import annotations
+
+from subgraphs.distroless_migration.migrate import migrate_dockerfile
+from subgraphs.distroless_migration.models import ItemBlocker
+from subgraphs.distroless_migration.options import MigrationOptions
+from subgraphs.distroless_migration.verify import check, syntax_errors
+
+GOOD = """\
+FROM cgr.dev/chainguard/wolfi-base:latest AS build
+RUN apk add --no-cache gcc=14.2.0-r1 glibc-dev python3 \\
+    && if [ "$(uname -m)" = x86_64 ]; then echo $(( 1 + 2 )); else echo arm; fi
+RUN <<EOF
+set -e
+case "$TARGETARCH" in amd64) echo x ;; *) echo y ;; esac
+EOF
+FROM build AS test
+FROM scratch
+COPY --from=build /out /out
+"""
+
+
+def _kinds(found: list[ItemBlocker]) -> list[tuple[int, str]]:
+    return [(b.line, b.message.split(":")[0]) for b in found]
+
+
+def test_a_file_that_builds_passes() -> None:
+    assert check("Dockerfile", GOOD) == []
+
+
+def test_alpine_names_wolfi_lacks_fail_at_their_line() -> None:
+    text = "FROM cgr.dev/chainguard/wolfi-base\nRUN apk add --no-cache git \\\n    g++ musl-dev\n"
+    found = check("svc/Dockerfile", text)
+    assert _kinds(found) == [(3, "apk add g++"), (3, "apk add musl-dev")]
+    assert all(b.kind == "check-failed" and b.file == "svc/Dockerfile" for b in found)
+
+
+def test_broken_control_flow_fails_sh_n() -> None:
+    text = "FROM cgr.dev/chainguard/wolfi-base\nRUN if [ -n x ] ; apk add --no-cache curl; apk add git; fi\n"
+    (found,) = check("Dockerfile", text)
+    assert found.line == 2 and "sh -n" in found.message
+
+
+def test_a_broken_heredoc_script_fails() -> None:
+    text = "FROM cgr.dev/chainguard/wolfi-base\nRUN <<EOF\nfor x in a b; echo $x; done\nEOF\n"
+    assert [b.line for b in check("Dockerfile", text)] == [2]
+
+
+def test_leftover_distro_manager_and_foreign_from_fail() -> None:
+    text = "FROM debian:12\nRUN apt-get update && apk add --no-cache curl\n"
+    assert _kinds(check("Dockerfile", text)) == [
+        (1, "FROM debian"), (2, "`apt-get` is left in the RUN; Chainguard images have no apt-get")]
+
+
+def test_kept_stages_and_written_images_are_accepted() -> None:
+    text = "FROM grpc/probe:1 AS probe\nFROM registry.acme.dev/hardened/jre:17\nCOPY --from=probe /p /p\n"
+    assert check("Dockerfile", text, kept=[1], written=["registry.acme.dev/hardened/jre:17"]) == []
+
+
+def test_syntax_errors_batches_and_names_each_failing_script() -> None:
+    found = syntax_errors(["echo ok", "if true; echo x; fi", "(", "echo $(( 1 + 2 ))"])
+    assert sorted(found) == [1, 2]
+
+
+def test_a_migration_failing_a_check_is_blocked_even_with_keep_unconverted() -> None:
+    text = "FROM alpine:3.19\nRUN apk add --no-cache nosuchpkg-xyz\n"
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions(keep_unconverted=True))
+    assert migration.blocked
