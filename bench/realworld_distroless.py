@@ -71,7 +71,7 @@ def installed_packages(text: str, managers: Iterable[str] = tuple(MANAGERS)) -> 
     wanted, found = set(managers), []
     for line, script in run_scripts(text):
         script = script.replace("\\\n", " ")
-        for segment in re.split(r"&&|\|\||;|\||\n", script):
+        for segment in re.split(r"&&|\|\||;|\||\n|(?<!\$)\(|\)", script):
             try:
                 words = shlex.split(segment, comments=True)
             except ValueError:

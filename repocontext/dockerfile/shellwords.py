@@ -95,6 +95,8 @@ def _word_end(text: str, i: int) -> int:
         elif ch == "$" and text.startswith(("$(", "${"), i):
             depth += 1
             i += 1
+        elif ch == "(" and depth:  # `$(( 1 + 2 ))`, `$(f (x))`: inner parentheses close before the word does
+            depth += 1
         elif ch in ")}" and depth:
             depth -= 1
         elif depth == 0 and (ch.isspace() or (ch in "&|;()" and not _redirect_amp(text, i))):

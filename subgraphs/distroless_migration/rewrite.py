@@ -32,7 +32,7 @@ from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
-from subgraphs.distroless_migration import mounts
+from subgraphs.distroless_migration import dropping, mounts
 from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
 from subgraphs.distroless_migration.unconverted import MANAGERS, Verdict, classify, pipelines, program_at, shown
@@ -152,23 +152,8 @@ class RunRewriter:
         return sum(1 for c in kept if not all(w.text.startswith("<<") or w.text in ("sh", "bash") for w in c.words))
 
     def _drop(self, region: _Region, dropped: set[int]) -> None:
-        """Remove dropped commands with the operators joining them, as runs of consecutive commands."""
-        cmds = region.commands
-        i = 0
-        while i < len(cmds):
-            if i not in dropped:
-                i += 1
-                continue
-            j = i
-            while j + 1 < len(cmds) and j + 1 in dropped:
-                j += 1
-            if j + 1 < len(cmds):
-                self.edits.append((cmds[i].start, cmds[j + 1].start, ""))
-            elif i > 0:
-                self.edits.append((cmds[i - 1].end, cmds[j].end, ""))
-            else:
-                self.edits.append((cmds[i].start, cmds[j].end, ""))
-            i = j + 1
+        """Remove dropped commands, keeping the program's structure (dropping.py)."""
+        self.edits += dropping.edits(region.commands, dropped)
 
     def _judged(self, verdict: Verdict, members: list[Command]) -> bool:
         """Apply a pipeline verdict; True when the pipeline is to be dropped."""
@@ -238,7 +223,9 @@ class RunRewriter:
     def _manager(self, region: _Region, command: Command, k: int, manager: str, line: int) -> bool:
         words = command.words
         grammar = GRAMMARS[manager]
-        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])]
+        # sudo, env and assignments go with the command; shell keywords before it (then, do, …) stay
+        keep = dropping.KEYWORDS
+        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k]) if w.text not in keep]
         edits.append((words[k].start, words[k].end, "apk"))
         subcommand: str | None = None
         kept = 0
