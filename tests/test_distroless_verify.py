@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
-from subgraphs.distroless_migration.models import ItemBlocker
+from subgraphs.distroless_migration.models import DockerfileMigration, ItemBlocker
 from subgraphs.distroless_migration.options import MigrationOptions
 from subgraphs.distroless_migration.verify import check, syntax_errors
 
@@ -63,7 +63,19 @@ def test_syntax_errors_batches_and_names_each_failing_script() -> None:
     assert sorted(found) == [1, 2]
 
 
-def test_a_migration_failing_a_check_is_blocked_even_with_keep_unconverted() -> None:
-    text = "FROM alpine:3.19\nRUN apk add --no-cache nosuchpkg-xyz\n"
-    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions(keep_unconverted=True))
-    assert migration.blocked
+def test_a_failed_check_blocks_even_with_keep_unconverted() -> None:
+    failed = check("Dockerfile", "FROM cgr.dev/chainguard/wolfi-base\nRUN for x; echo; done\n")
+    migration = DockerfileMigration(path="Dockerfile", new_text="", changed=True, keep_unconverted=True, checks=failed)
+    assert failed and migration.blocked
+
+
+def test_alpine_names_are_mapped_and_the_file_passes() -> None:
+    text = ("FROM alpine:3.18 AS build\nRUN apk add --no-cache git cmake make g++ linux-headers musl-dev=1.2.4-r2\n"
+            "RUN make\nFROM alpine:3.18\nRUN apk add --no-cache libc6-compat gcompat curl\n"
+            "COPY --from=build /app /app\nCMD [\"/app\"]\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert migration.checks == [] and not migration.blocked
+    assert "RUN apk add --no-cache git cmake make gcc linux-headers glibc-dev\n" in migration.new_text
+    notes = {p.old: p.note for p in migration.packages}
+    assert "glibc-based" in notes["gcompat"] and "glibc-based" in notes["libc6-compat"]
+    assert "'=1.2.4-r2' removed" in notes["musl-dev"]

@@ -44,7 +44,8 @@ from subgraphs.distroless_migration.restructure import HEADER, builder_name, ren
 from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, reparsed, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
 
-_LINE = re.compile(r"line \d+: ")
+_LINE = re.compile(r"line \d+: |\b(?:apk|apt-get|apt|yum|dnf|microdnf|tdnf) (?=package)")  # a TODO's text, wherever it
+# is and whichever manager installed the name: a migrated file's apk line keeps the TODO its apt line had
 
 
 class _Migration:
@@ -177,10 +178,6 @@ class _Migration:
         if instruction.form == "exec" or result.failed:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
-        own = [p for p in stage.packages if p.line == instruction.line]
-        result.packages += [PackageChange(manager="apk", old=p.name, new=[p.name], line=p.source_line,
-                                          note="Alpine name kept: Wolfi names can differ") for p in own
-                            if p.manager == "apk"]
         if stage.index in self.final_indexes and self._redundant(instruction, result):
             result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages every "
                                 "Chainguard image has (ca-certificates, tzdata)")

@@ -15,7 +15,9 @@
   the rewriter did not convert is a blocker too (never an apt-get silently left in the RUN).
 - `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; `usermod -aG GROUP USER` → `addgroup USER GROUP`;
   one that cannot be converted stays and is a blocker. Debian/RHEL-only tools (dpkg, locale-gen, …) too.
-- Alpine `apk` commands stay as written. BuildKit cache mounts of apt's cache are adapted (mounts.py).
+- Alpine `apk add` names go through the same table (alpine.py: g++ → gcc, musl-dev → glibc-dev, the musl
+  compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
+  of apt's cache are adapted (mounts.py).
 
 Exec-form RUNs and files with a non-backslash escape directive are left alone (the caller reports them).
 """
@@ -32,7 +34,7 @@ from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
-from subgraphs.distroless_migration import dropping, mounts
+from subgraphs.distroless_migration import alpine, dropping, mounts
 from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
 from subgraphs.distroless_migration.unconverted import MANAGERS, Verdict, classify, pipelines, program_at, shown
@@ -185,6 +187,8 @@ class RunRewriter:
         line = self.line_of(words[k].start)
         if program in APT_MANAGERS | RPM_MANAGERS:
             return self._manager(region, command, k, program, line)
+        if program == "apk":
+            return self._apk(region, command, k, line)
         if program == "rm":
             return self._rm(region, words[k + 1:])
         if program in _USERS:
@@ -192,6 +196,24 @@ class RunRewriter:
         elif any(posixpath.basename(w.text) in MANAGERS for w in words[k + 1:]):
             self.block("not-rewritten", line, f"`{shown([command])}` calls a package manager in a way the rewriter "
                        "cannot convert", "write the install as a plain `apk add --no-cache NAMES` with Wolfi names")
+        return True
+
+    def _apk(self, region: _Region, command: Command, k: int, line: int) -> bool:
+        """Alpine's `apk add` with Wolfi names (alpine.py); False when none of its packages is needed."""
+        done = alpine.rewrite_add(command.words[k:], region.before, self.ctx.overrides)
+        if done is None:
+            return True
+        for m in done.mapped:
+            self._record("apk", m.name, m.new, self.line_of(m.start), m.note)
+        for word, offset, kind in done.unmapped:
+            self._unmapped(word, "apk", self.line_of(offset), kind,
+                           "no Wolfi package known: kept as written" if kind == "unmapped-package" else
+                           "a variable or command substitution: its packages cannot be checked, kept as written")
+        virtual = any(w.text in ("-t", "--virtual") or w.text.startswith("--virtual=") for w in command.words[k:])
+        if not done.kept and not virtual:
+            self.result.notes.append(f"line {line}: `apk add` removed: none of its packages is needed on Wolfi")
+            return False
+        self.edits += done.edits
         return True
 
     def _users(self, words: list[Token], program: str, line: int) -> None:
