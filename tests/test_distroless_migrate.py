@@ -333,7 +333,8 @@ ENTRYPOINT ["/usr/local/bin/app"]
         ("apk", "ca-certificates", ["ca-certificates"], ""),
         ("apk", "tzdata", ["tzdata"], "")]
     assert m.stages[1].notes == ["distro base docker.io/library/alpine:3.19: its version is not kept"]
-    assert "line 8: RUN dropped: it only installs packages every Chainguard image has (ca-certificates, tzdata)" \
+    assert "line 8: RUN dropped: it only installs packages the final image already has (ca-certificates, tzdata; "\
+           "Chainguard catalog data)" \
         in m.notes
     assert m.runtime.shell_free and m.runtime.image == "cgr.dev/chainguard/static:latest"
 

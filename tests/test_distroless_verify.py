@@ -79,3 +79,11 @@ def test_alpine_names_are_mapped_and_the_file_passes() -> None:
     notes = {p.old: p.note for p in migration.packages}
     assert "glibc-based" in notes["gcompat"] and "glibc-based" in notes["libc6-compat"]
     assert "'=1.2.4-r2' removed" in notes["musl-dev"]
+
+
+def test_tzdata_is_kept_where_the_catalog_says_the_image_lacks_it() -> None:
+    text = ("FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends tzdata\n"
+            "COPY app.py /app/app.py\nCMD [\"python\", \"/app/app.py\"]\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert "tzdata" in migration.new_text  # python's images have no tzdata (catalog data): never dropped as present
+    assert not any("RUN dropped" in n for n in migration.notes)

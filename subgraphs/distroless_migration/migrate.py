@@ -16,7 +16,7 @@ and is an `ItemBlocker` of the migration (the work item is blocked unless keep_u
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
@@ -24,6 +24,7 @@ from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
 from subgraphs.distroless_migration import verify
 from subgraphs.distroless_migration.artifacts import Installed
+from subgraphs.distroless_migration.catalog import variant
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
@@ -178,9 +179,11 @@ class _Migration:
         if instruction.form == "exec" or result.failed:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
-        if stage.index in self.final_indexes and self._redundant(instruction, result):
-            result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages every "
-                                "Chainguard image has (ca-certificates, tzdata)")
+        present = self._present(root)
+        if stage.index in self.final_indexes and self._redundant(instruction, result, present):
+            names = sorted({n for p in result.packages for n in p.new})
+            result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages the final image "
+                                f"already has ({', '.join(names)}; Chainguard catalog data)")
             result.raw = None
         if result.raw != instruction.raw:
             self.editor.replace(instruction.line, result.raw or "")
@@ -214,11 +217,24 @@ class _Migration:
                 above.add(_LINE.sub("", text))
                 self.editor.insert_before(instruction.line, f"{indent}{text}\n")
 
+    def _present(self, root: int) -> Callable[[str], bool]:
+        """Whether every image the final stage may end on (default or -dev; static or wolfi-base for a distro
+        base) has a package, per the catalog data; PROVIDED_EVERYWHERE for an image the data lacks."""
+        choice = self.choice.get(root)
+        runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
+        # a distro final stage whose only RUN goes ends on static (no shell needed), else on wolfi-base
+        distro = ["static"] if len(runs) == 1 else ["wolfi-base"]
+        names = (distro if choice.kind == "distro" else [choice.name]) if isinstance(choice, ImageChoice) else []
+        found = [v for n in names for v in (variant(n, False), variant(n, True))]
+        if not found or None in found:
+            return lambda name: name in PROVIDED_EVERYWHERE
+        return lambda name: all(v is not None and v.has(name) for v in found)
+
     @staticmethod
-    def _redundant(instruction: Instruction, result: RunResult) -> bool:
+    def _redundant(instruction: Instruction, result: RunResult, present: Callable[[str], bool]) -> bool:
         names = [n for p in result.packages for n in p.new]
         return (result.raw is not None and not instruction.heredocs and not result.unmapped and bool(names)
-                and all(n in PROVIDED_EVERYWHERE for n in names) and installs_only(result.raw, len(instruction.flags)))
+                and all(present(n) for n in names) and installs_only(result.raw, len(instruction.flags)))
 
     def _shell_needs(self) -> None:
         for stage in reversed(self.stages):
