@@ -54,7 +54,7 @@ CMD ["java", "-jar", "/app.jar"]
 """
     m = migrate(tmp_path, text)
     assert m.new_text.startswith("ARG GO_VERSION=1.22\nARG JAVA_VERSION=21\n"
-                                 "FROM cgr.dev/chainguard/go:${GO_VERSION}-dev AS tools\nUSER root\n")
+                                 "FROM cgr.dev/chainguard/go:${GO_VERSION}-dev AS tools\nRUN go install")
     assert "FROM cgr.dev/chainguard/jre:${JAVA_VERSION}\n" in m.new_text
     assert "ARG GO_VERSION default (line 1) mapped to 1.22" in m.stages[0].notes
     assert any("<major version>" in n for n in m.stages[1].notes)

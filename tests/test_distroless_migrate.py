@@ -177,7 +177,6 @@ def test_multi_stage_go_with_a_distroless_final_keeps_it_shell_free(tmp_path: Pa
     assert m.new_text == """\
 # Build
 FROM --platform=$BUILDPLATFORM cgr.dev/chainguard/go:1.22-dev AS build
-USER root
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -191,7 +190,7 @@ USER nonroot:nonroot
 ENTRYPOINT ["/server"]
 """
     assert [(s.new_image, s.dev_variant, s.user_root_added) for s in m.stages] == [
-        ("cgr.dev/chainguard/go:1.22-dev", True, True), ("cgr.dev/chainguard/static:latest", False, False)]
+        ("cgr.dev/chainguard/go:1.22-dev", True, False), ("cgr.dev/chainguard/static:latest", False, False)]
     assert m.runtime.shell_free and not m.runtime.restructured and m.runtime.evidence == []
     assert m.runtime.image == "cgr.dev/chainguard/static:latest"
 
@@ -318,7 +317,6 @@ ENTRYPOINT ["app"]
     m = migrate(tmp_path, text)
     assert m.new_text == """\
 FROM cgr.dev/chainguard/go:1.21-dev AS build
-USER root
 RUN apk add --no-cache git
 WORKDIR /src
 COPY . .
@@ -584,7 +582,7 @@ def test_scratch_final_and_deployment_evidence(tmp_path: Path) -> None:
     text = "FROM golang:1.22 AS build\nRUN go build -o /app .\nFROM scratch\nCOPY --from=build /app /app\n" \
            "ENTRYPOINT [\"/app\"]\n"
     m = migrate(tmp_path, text)
-    assert m.new_text == ("FROM cgr.dev/chainguard/go:1.22-dev AS build\nUSER root\nRUN go build -o /app .\n"
+    assert m.new_text == ("FROM cgr.dev/chainguard/go:1.22-dev AS build\nRUN go build -o /app .\n"
                           "FROM scratch\nCOPY --from=build /app /app\nENTRYPOINT [\"/app\"]\n")
     assert m.stages[1].notes == ["scratch: unchanged"] and m.runtime.shell_free
     deployed = ShellEvidence(file="k8s/deploy.yaml", line=12, kind="deployment-shell-command", detail="sh -c ./run")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from repocontext.dockerfile.reference import ImageRef, parse_reference
 from repocontext.model import BaseImage
+from subgraphs.distroless_migration import catalog
 from subgraphs.distroless_migration.options import MigrationOptions
 
 
@@ -45,24 +46,34 @@ class ImageInfo:
     root: bool = False  # runs as root by default
 
 
+def _from_data(name: str, programs: frozenset[str] = frozenset(), language: str | None = None,
+               dev: bool = True) -> ImageInfo:
+    """ENTRYPOINT and user from the catalog data (catalog.py); programs and layout are this module's."""
+    found = catalog.image(name)
+    if found is None:
+        return ImageInfo("?", programs, language, dev)
+    entrypoint = found.default.entrypoint.split()[0] if found.default.entrypoint.strip() else None
+    return ImageInfo(entrypoint, programs, language, dev, found.default.root)
+
+
 CHAINGUARD: dict[str, ImageInfo] = {
-    "python": ImageInfo("/usr/bin/python", frozenset({"python", "python3"}), "python"),
-    "node": ImageInfo("/usr/bin/node", frozenset({"node", "dumb-init"}), "node"),
-    "go": ImageInfo("/usr/bin/go", frozenset({"go"}), "go"),
-    "jdk": ImageInfo("/usr/bin/java", frozenset({"java", "javac", "jar"}), "java"),
-    "jre": ImageInfo("/usr/bin/java", frozenset({"java"}), "java"),
-    "ruby": ImageInfo("/usr/bin/ruby", frozenset({"ruby"}), "ruby"),
-    "php": ImageInfo("/bin/php", frozenset({"php"}), "php"),
-    "nginx": ImageInfo("/usr/sbin/nginx", frozenset({"nginx"}), "nginx"),
-    "rust": ImageInfo("/usr/bin/rustc", frozenset({"cargo", "rustc"}), "rust"),
-    "maven": ImageInfo("/usr/bin/mvn", frozenset({"mvn", "java"}), "maven"),
-    "gradle": ImageInfo("/usr/bin/gradle", frozenset({"gradle", "java"}), "gradle"),
-    "redis": ImageInfo("/usr/bin/redis-server", frozenset({"redis-server", "redis-cli"}), "redis"),
-    "postgres": ImageInfo(None, frozenset({"postgres"}), "postgres"),
-    "busybox": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
-    "wolfi-base": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
-    "static": ImageInfo(None, frozenset(), None, dev=False),
-    "glibc-dynamic": ImageInfo(None, frozenset(), None),
+    "python": _from_data("python", frozenset({"python", "python3"}), "python"),
+    "node": _from_data("node", frozenset({"node", "dumb-init"}), "node"),
+    "go": _from_data("go", frozenset({"go"}), "go"),
+    "jdk": _from_data("jdk", frozenset({"java", "javac", "jar"}), "java"),
+    "jre": _from_data("jre", frozenset({"java"}), "java"),
+    "ruby": _from_data("ruby", frozenset({"ruby"}), "ruby"),
+    "php": _from_data("php", frozenset({"php"}), "php"),
+    "nginx": _from_data("nginx", frozenset({"nginx"}), "nginx"),
+    "rust": _from_data("rust", frozenset({"cargo", "rustc"}), "rust"),
+    "maven": _from_data("maven", frozenset({"mvn", "java"}), "maven"),
+    "gradle": _from_data("gradle", frozenset({"gradle", "java"}), "gradle"),
+    "redis": _from_data("redis", frozenset({"redis-server", "redis-cli"}), "redis"),
+    "postgres": _from_data("postgres", frozenset({"postgres"}), "postgres"),
+    "busybox": _from_data("busybox", frozenset({"sh"}), None, dev=False),
+    "wolfi-base": _from_data("wolfi-base", frozenset({"sh"}), None, dev=False),
+    "static": _from_data("static", frozenset(), None, dev=False),
+    "glibc-dynamic": _from_data("glibc-dynamic", frozenset(), None),
 }
 UNKNOWN_IMAGE = ImageInfo("?", frozenset(), None)  # a user-mapped image we know nothing about
 
@@ -96,7 +107,11 @@ class ImageChoice:
 
     @property
     def info(self) -> ImageInfo:
-        return CHAINGUARD.get(self.name.rsplit("/", 1)[-1], UNKNOWN_IMAGE)
+        name = self.name.rsplit("/", 1)[-1]
+        if name in CHAINGUARD:
+            return CHAINGUARD[name]
+        found = catalog.image(name) if self.kind != "user" or "/" not in self.name else None
+        return _from_data(name, dev=found.dev is not None) if found is not None else UNKNOWN_IMAGE
 
     @property
     def has_dev(self) -> bool:
