@@ -70,7 +70,7 @@ def test_references_and_variants() -> None:
 def test_unmapped_images_say_why() -> None:
     unknown = map_base(base("registry.corp.example/team/app:1"), OPTIONS)
     assert isinstance(unknown, Unmapped) and unknown.reason.startswith(
-        "no Chainguard equivalent known for registry.corp.example/team/app")
+        "registry.corp.example/team/app is not in the known catalog") and "--input mapping=FILE" in unknown.reason
     no_default = map_base(base("ARG IMG\nFROM ${IMG}\n"), OPTIONS)
     assert isinstance(no_default, Unmapped)
     assert no_default.reason == "the image depends on ARG IMG with no default"
@@ -93,3 +93,16 @@ def test_user_mapping_overrides_and_adds() -> None:
 def test_cut_version() -> None:
     assert [cut_version(t) for t in ("3.11.4-slim", "20", "v1.2.3", "slim", None)] == ["3.11", "20", "1.2", None, None]
     assert cut_version("17.0.2_8-jre", major_only=True) == "17"
+
+
+def test_catalog_aliases_and_shipped_mappings() -> None:
+    mongo = map_base(base("mongo:5"), OPTIONS)
+    assert isinstance(mongo, ImageChoice) and (mongo.name, mongo.tag) == ("mongodb", "5")
+    assert "lists mongodb as the equivalent of mongo" in mongo.notes[0]
+    assert any("tag 5 is not among the public catalog data's tags" in n for n in mongo.notes)
+    for source, image in (("mcr.microsoft.com/dotnet/sdk:7.0", "dotnet-sdk"), ("envoyproxy/envoy:v1.29", "envoy"),
+                          ("apache/kafka:3.7.0", "kafka"), ("opensearchproject/opensearch:2", "opensearch"),
+                          ("mcr.microsoft.com/dotnet/runtime-deps:8.0", "dotnet-runtime-deps")):
+        choice = map_base(base(source), OPTIONS)
+        assert isinstance(choice, ImageChoice) and choice.name == image
+        assert "not in the public catalog" in choice.notes[0]

@@ -574,8 +574,8 @@ def test_unknown_image_is_left_alone_and_reported(tmp_path: Path) -> None:
     text = "FROM registry.corp.example/base/app:1.2\nRUN apt-get install -y curl\nCMD [\"/app\"]\n"
     m = migrate(tmp_path, text)
     assert m.new_text == text and not m.changed and m.packages == []
-    assert m.stages[0].notes[0].startswith("not migrated: no Chainguard equivalent known for "
-                                           "registry.corp.example/base/app")
+    assert m.stages[0].notes[0].startswith("not migrated: registry.corp.example/base/app is not in the known "
+                                           "catalog")
 
 
 def test_scratch_final_and_deployment_evidence(tmp_path: Path) -> None:

@@ -20,9 +20,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from subgraphs.distroless_migration.wolfi_index import DATA
 
 CATALOG_PATH = DATA / "chainguard-images.json"
+SHIPPED_PATH = DATA / "extra-images.yaml"
 SHELLS = frozenset({"busybox", "bash"})
 CERTS = "ca-certificates-bundle"  # Wolfi's certificate bundle: what `ca-certificates` is installed for
 
@@ -55,6 +58,7 @@ class Image:
     aliases: tuple[str, ...]
     default: Variant
     dev: Variant | None  # None: the catalog data has no -dev variant for it
+    tags: tuple[str, ...] = ()  # every variant's tags the data lists (public tags: mostly `latest`)
 
 
 def _variant(raw: dict[str, Any] | None) -> Variant | None:
@@ -70,8 +74,9 @@ def _image(name: str, raw: dict[str, Any]) -> Image:
     lock = f"{name}-public" if f"{name}-public" in locks else sorted(locks)[0]
     default = _variant(locks[lock].get("default"))
     assert default is not None, f"{name}: no default variant"
+    tags = tuple(sorted({t for v in locks.values() for t in v.get("tags") or ()}))
     return Image(name, str(raw.get("image") or ""), str(raw.get("tier") or ""), tuple(raw.get("aliases") or ()),
-                 default, _variant(locks[lock].get("dev")))
+                 default, _variant(locks[lock].get("dev")), tags)
 
 
 @cache
@@ -108,6 +113,23 @@ def aliases() -> dict[str, str]:
             repository = alias.rsplit(":", 1)[0] if ":" in alias.rsplit("/", 1)[-1] else alias
             found.setdefault(repository.removeprefix("library/"), name)
     return found
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A shipped mapping (data/extra-images.yaml) for an image the catalog data does not map."""
+
+    image: str
+    catalog: str  # "paid" | "public"
+    note: str
+
+
+@cache
+def shipped() -> dict[str, Shipped]:
+    """Upstream repository → the shipped mapping (read once per process)."""
+    raw = yaml.safe_load(SHIPPED_PATH.read_text(encoding="utf-8")) or {}
+    return {str(k): Shipped(str(v["image"]), str(v.get("catalog", "paid")), str(v.get("note", "")))
+            for k, v in sorted((raw.get("images") or {}).items())}
 
 
 def extract(raw: dict[str, Any]) -> dict[str, Any]:

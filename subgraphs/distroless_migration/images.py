@@ -176,7 +176,7 @@ def _distroless(base: BaseImage) -> ImageChoice | Unmapped:
     last = (base.name or "").rsplit("/", 1)[-1]
     m = _DISTROLESS.match(last)
     if not m:
-        return Unmapped(f"no Chainguard equivalent known for {base.repository}")
+        return Unmapped(not_in_catalog(base.repository or last, base.repository or last))
     target = DISTROLESS_TARGETS[m.group(1)]
     tag = m.group(2) if target in ("node", "jre") and m.group(2) else "latest"
     debug = "debug" in (base.tag or "")
@@ -225,7 +225,40 @@ def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapp
     if _is_distro(base):
         return ImageChoice(name="wolfi-base", tag="latest", kind="distro",
                            notes=(f"distro base {base.normalized}: its version is not kept",))
-    return Unmapped(f"no Chainguard equivalent known for {repository} (add it to the mapping file's images:)")
+    return _known(base, repository, short) or Unmapped(not_in_catalog(repository, short.removeprefix("docker.io/")))
+
+
+def not_in_catalog(repository: str, short: str) -> str:
+    return (f"{repository} is not in the known catalog (the public Chainguard catalog data and the shipped mappings); "
+            f"Chainguard may still publish an equivalent: map it in a YAML mapping file (`images: {{{short}: "
+            "<Chainguard image>}`) passed with --input mapping=FILE")
+
+
+def _known(base: BaseImage, repository: str, short: str) -> ImageChoice | None:
+    """The shipped mapping (data/extra-images.yaml), else the catalog data's aliases, for an upstream image."""
+    tag, notes = _tag_from(base.tag, False)
+    keys = (short, repository.removeprefix("docker.io/"), repository)
+    extra = next((found for k in keys if (found := catalog.shipped().get(k)) is not None), None)
+    if extra is not None:
+        paid = " — not in the public catalog: it needs a Chainguard subscription or a mirror in your registry" \
+            if extra.catalog == "paid" else ""
+        return ImageChoice(name=extra.image, tag=tag, kind="language",
+                           notes=(f"shipped mapping: {extra.note}{paid}", *notes, *_tag_note(extra.image, tag)))
+    name = next((found for k in keys if (found := catalog.aliases().get(k)) is not None), None)
+    if name is None:
+        return None
+    return ImageChoice(name=name, tag=tag, kind="language",
+                       notes=(f"the Chainguard catalog lists {name} as the equivalent of {short}", *notes,
+                              *_tag_note(name, tag)))
+
+
+def _tag_note(name: str, tag: str) -> tuple[str, ...]:
+    """Say so when the public catalog data does not list the tag written (versioned tags may need a subscription)."""
+    found = catalog.image(name)
+    if found is None or tag in found.tags:
+        return ()
+    return (f"tag {tag} is not among the public catalog data's tags for {name} ({', '.join(found.tags[:4])}): "
+            "check it exists in your registry, or pin one that does",)
 
 
 def without_digest(base: BaseImage) -> BaseImage | None:
