@@ -9,7 +9,7 @@ from planner.plan import Edit, Plan
 from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
 from subgraphs.distroless_migration.models import DockerfileMigration
-from subgraphs.distroless_migration.work import deployment_evidence, options_from
+from subgraphs.distroless_migration.work import concerns, deployment_evidence, options_from
 
 
 def _migrate(bundle: Bundle, item: WorkItem, files: RepoFiles) -> DockerfileMigration:
@@ -17,7 +17,8 @@ def _migrate(bundle: Bundle, item: WorkItem, files: RepoFiles) -> DockerfileMigr
     path = item.data["path"]
     text = files(path)
     assert text is not None  # match() declined an unreadable file
-    records = item.data["deployment_evidence"] if "deployment_evidence" in item.data else deployment_evidence(bundle)
+    records = item.data["deployment_evidence"] if "deployment_evidence" in item.data else [
+        e for e in deployment_evidence(bundle) if concerns(str(e.get("file", "")), path, e)]
     evidence = [ShellEvidence.model_validate(e) for e in records]
     return migrate_dockerfile(path, text, options_from(bundle.inputs), files,
                               files=sorted({*bundle.files, path}), deployment_evidence=evidence)

@@ -34,9 +34,12 @@ def _item(path: str, evidence: list[dict[str, Any]] | None = None) -> WorkItem:
     return WorkItem(id=path, title=f"Migrate {path}", data=data, inputs={"dockerfile": path})
 
 
-def concerns(manifest: str, dockerfile: str) -> bool:
-    """A compose or Kubernetes file is taken to concern the Dockerfiles at or below its own directory (a
-    sample app's compose.yaml builds its app/Dockerfile; a root one may override any image)."""
+def concerns(manifest: str, dockerfile: str, evidence: Mapping[str, Any] | None = None) -> bool:
+    """Compose evidence concerns only the Dockerfile its service builds (`build:` context and dockerfile),
+    never another service's; a service that only names an image concerns none. Kubernetes evidence, which
+    names no build, is taken to concern the Dockerfiles at or below the manifest's own directory."""
+    if evidence is not None and str(evidence.get("detail", "")).startswith("service "):
+        return evidence.get("dockerfile") == dockerfile
     folder = posixpath.dirname(manifest)
     return not folder or dockerfile.startswith(folder + "/")
 
@@ -49,7 +52,7 @@ def list_work(context: Mapping[str, Any], inputs: Mapping[str, str]) -> list[Wor
     evidence = [plain(e) for e in containers.get("shell_evidence", [])
                 if str(e.get("kind", "")).startswith("deployment-")]
     wanted = inputs.get("dockerfile")
-    return [_item(path, [e for e in evidence if concerns(e["file"], path)]) for path in paths
+    return [_item(path, [e for e in evidence if concerns(e["file"], path, e)]) for path in paths
             if not wanted or path == wanted.removeprefix("./")]
 
 
