@@ -87,3 +87,37 @@ def test_tzdata_is_kept_where_the_catalog_says_the_image_lacks_it() -> None:
     migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
     assert "tzdata" in migration.new_text  # python's images have no tzdata (catalog data): never dropped as present
     assert not any("RUN dropped" in n for n in migration.notes)
+
+
+PROBE = """\
+FROM ghcr.io/grpc-ecosystem/grpc-health-probe:v0.4.24 AS probe
+FROM golang:1.22 AS build
+WORKDIR /src
+COPY . .
+RUN go build -o /app .
+FROM debian:12-slim
+RUN apt-get update && apt-get install -y ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY --from=probe /ko-app/grpc-health-probe /bin/grpc_health_probe
+COPY --from=build /app /app
+ENTRYPOINT ["/app"]
+"""
+
+
+def test_a_third_party_copy_source_stage_is_left_while_the_rest_migrates() -> None:
+    migration = migrate_dockerfile("Dockerfile", PROBE, MigrationOptions())
+    assert not migration.blocked and migration.checks == []
+    assert migration.new_text.startswith("FROM ghcr.io/grpc-ecosystem/grpc-health-probe:v0.4.24 AS probe\n"
+                                         "FROM cgr.dev/chainguard/go:1.22-dev AS build\n")
+    assert migration.stages[0].notes[0].startswith("left unchanged: only a COPY --from source")
+    assert "FROM cgr.dev/chainguard/glibc-dynamic:latest\n" in migration.new_text
+
+
+def test_install_helpers_are_package_installs() -> None:
+    text = ("FROM bitnami/minideb:bookworm AS build\nRUN install_packages git make \\\n    && make\n"
+            "FROM debian:bookworm-slim\nRUN clean-install ca-certificates curl\nCOPY --from=build /x /x\n"
+            "ENTRYPOINT [\"curl\"]\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert migration.checks == [] and not migration.blocked
+    assert "RUN apk add --no-cache git make \\\n    && make\n" in migration.new_text
+    assert "RUN apk add --no-cache ca-certificates curl\n" in migration.new_text
+    assert [(p.old, p.new) for p in migration.packages][:2] == [("git", ["git"]), ("make", ["make"])]

@@ -83,7 +83,7 @@ LANGUAGE_SOURCES: dict[str, str] = {
     "gradle": "gradle", "redis": "redis", "postgres": "postgres", "busybox": "busybox",
 }
 JAVA = frozenset({"jdk", "jre"})
-DISTRO_NAMES = frozenset({"debian", "ubuntu", "alpine", "fedora", "centos", "rockylinux", "almalinux",
+DISTRO_NAMES = frozenset({"debian", "ubuntu", "alpine", "fedora", "centos", "rockylinux", "almalinux", "minideb",
                           "amazonlinux", "oraclelinux"})
 DISTRO_REGISTRIES = frozenset({"docker.io", "registry.access.redhat.com", "registry.redhat.io", "quay.io",
                                "public.ecr.aws", "registry.fedoraproject.org"})

@@ -24,11 +24,11 @@ from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
 from subgraphs.distroless_migration import verify
 from subgraphs.distroless_migration.artifacts import Installed
-from subgraphs.distroless_migration.catalog import variant
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
 from subgraphs.distroless_migration.entrypoints import StagePass
+from subgraphs.distroless_migration.facts import copy_source, present_in
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -40,7 +40,7 @@ from subgraphs.distroless_migration.models import (
     UnmappedPackage,
 )
 from subgraphs.distroless_migration.options import MigrationOptions
-from subgraphs.distroless_migration.packages import APT_MANAGERS, PROVIDED_EVERYWHERE, RPM_MANAGERS, runtime_of
+from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, runtime_of
 from subgraphs.distroless_migration.restructure import HEADER, builder_name, render_runtime_stage, runtime_users
 from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, reparsed, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
@@ -179,7 +179,8 @@ class _Migration:
         if instruction.form == "exec" or result.failed:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
-        present = self._present(root)
+        runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
+        present = present_in(self.choice.get(root), only_run=len(runs) == 1)
         if stage.index in self.final_indexes and self._redundant(instruction, result, present):
             names = sorted({n for p in result.packages for n in p.new})
             result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages the final image "
@@ -216,19 +217,6 @@ class _Migration:
             if _LINE.sub("", text) not in above:
                 above.add(_LINE.sub("", text))
                 self.editor.insert_before(instruction.line, f"{indent}{text}\n")
-
-    def _present(self, root: int) -> Callable[[str], bool]:
-        """Whether every image the final stage may end on (default or -dev; static or wolfi-base for a distro
-        base) has a package, per the catalog data; PROVIDED_EVERYWHERE for an image the data lacks."""
-        choice = self.choice.get(root)
-        runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
-        # a distro final stage whose only RUN goes ends on static (no shell needed), else on wolfi-base
-        distro = ["static"] if len(runs) == 1 else ["wolfi-base"]
-        names = (distro if choice.kind == "distro" else [choice.name]) if isinstance(choice, ImageChoice) else []
-        found = [v for n in names for v in (variant(n, False), variant(n, True))]
-        if not found or None in found:
-            return lambda name: name in PROVIDED_EVERYWHERE
-        return lambda name: all(v is not None and v.has(name) for v in found)
 
     @staticmethod
     def _redundant(instruction: Instruction, result: RunResult, present: Callable[[str], bool]) -> bool:
@@ -293,6 +281,10 @@ class _Migration:
                 change.notes.append("built FROM an earlier stage: unchanged")
             elif choice is None:
                 change.notes.append("scratch: unchanged")
+            elif isinstance(choice, Unmapped) and copy_source(self.stages, self.final_indexes, stage):
+                self.kept_froms.append(stage.line)
+                change.notes.append(f"left unchanged: only a COPY --from source, whose files are the same whatever the "
+                                    f"rest of the file runs on ({choice.reason.split(';')[0]})")
             elif isinstance(choice, Unmapped):
                 change.notes.append(f"not migrated: {choice.reason}")
             else:

@@ -43,6 +43,7 @@ from subgraphs.distroless_migration.users import convert_groupadd, convert_usera
 DROPPED = frozenset({"update", "upgrade", "dist-upgrade", "full-upgrade", "clean", "autoclean", "autoremove",
                      "purge", "remove", "erase", "makecache", "check-update", "distro-sync"})
 INSTALLS = frozenset({"install", "localinstall", "groupinstall"})
+HELPERS = frozenset({"install_packages", "clean-install"})  # apt-get install wrappers of minideb and kind
 _USERS = {"useradd": convert_useradd, "groupadd": convert_groupadd, "usermod": convert_usermod}
 _USERS_FIX = ("add shadow to an apk add line (Wolfi's shadow package has useradd/usermod), or use BusyBox "
               "adduser/addgroup")
@@ -189,6 +190,8 @@ class RunRewriter:
             return self._manager(region, command, k, program, line)
         if program == "apk":
             return self._apk(region, command, k, line)
+        if program in HELPERS:
+            return self._helper(region, command, k, line)
         if program == "rm":
             return self._rm(region, words[k + 1:])
         if program in _USERS:
@@ -214,6 +217,24 @@ class RunRewriter:
             self.result.notes.append(f"line {line}: `apk add` removed: none of its packages is needed on Wolfi")
             return False
         self.edits += done.edits
+        return True
+
+    def _helper(self, region: _Region, command: Command, k: int, line: int) -> bool:
+        """`install_packages NAMES` (bitnami/minideb), `clean-install NAMES` (kind): apt-get installs that clean
+        up after themselves, so they become `apk add --no-cache` with the names mapped like apt's."""
+        words = command.words
+        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])
+                             if w.text not in dropping.KEYWORDS]
+        edits.append((words[k].start, words[k].end, "apk add --no-cache"))
+        emitted: set[str] = set()
+        kept = sum(self._package(region, w, "apt-get", emitted, edits) for w in words[k + 1:]
+                   if not w.text.startswith("-") and not _REDIRECT.match(w.raw))
+        edits += [(region.before(w), w.end, "") for w in words[k + 1:] if w.text.startswith("-")]
+        self.result.converted = True
+        self.result.notes.append(f"line {line}: `{words[k].text}` (an apt-get install helper) converted to apk add")
+        if not kept:
+            return False
+        self.edits.extend(edits)
         return True
 
     def _users(self, words: list[Token], program: str, line: int) -> None:

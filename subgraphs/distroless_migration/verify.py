@@ -31,7 +31,8 @@ from repocontext.model import Instruction, Stage
 from subgraphs.distroless_migration.models import ItemBlocker
 from subgraphs.distroless_migration.wolfi_index import vendored
 
-DISTRO_MANAGERS = frozenset({"apt-get", "apt", "aptitude", "yum", "dnf", "microdnf", "tdnf", "zypper"})
+DISTRO_MANAGERS = frozenset({"apt-get", "apt", "aptitude", "yum", "dnf", "microdnf", "tdnf", "zypper",
+                             "install_packages", "clean-install"})
 _MARK = "@@planner-check-failed "
 # One process checks every script: `sh -n` per argument, the failing ones named by their position.
 _LOOP = ('i=0; for s; do i=$((i+1)); out=$("$SHELL_N" -n -c "$s" 2>&1) || printf "' + _MARK
