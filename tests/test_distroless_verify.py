@@ -121,3 +121,11 @@ def test_install_helpers_are_package_installs() -> None:
     assert "RUN apk add --no-cache git make \\\n    && make\n" in migration.new_text
     assert "RUN apk add --no-cache ca-certificates curl\n" in migration.new_text
     assert [(p.old, p.new) for p in migration.packages][:2] == [("git", ["git"]), ("make", ["make"])]
+
+
+def test_user_root_only_where_a_run_writes_or_installs() -> None:
+    text = ("FROM node:20 AS deps\nWORKDIR /app\nCOPY package.json .\nRUN npm ci\n"
+            "FROM node:20\nWORKDIR /app\nCOPY --from=deps /app/node_modules ./node_modules\nCOPY . .\n"
+            "RUN echo \"built $(date)\" && ls -la\nCMD [\"node\", \"server.js\"]\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert [s.user_root_added for s in migration.stages[:2]] == [True, False]

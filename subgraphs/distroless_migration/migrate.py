@@ -28,7 +28,7 @@ from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
 from subgraphs.distroless_migration.entrypoints import StagePass
-from subgraphs.distroless_migration.facts import copy_source, present_in
+from subgraphs.distroless_migration.facts import copy_source, needs_root, present_in
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -67,6 +67,7 @@ class _Migration:
         self.has_run = [False] * n
         self.run_lines: list[int] = []  # RUNs still run after rewriting
         self.needs_shell = [False] * n
+        self.needs_root = [False] * n  # a RUN of the stage (or of one built FROM it) writes or installs
         self.installed: list[list[Installed]] = [[] for _ in range(n)]
         self.packages: list[PackageChange] = []
         self.unmapped: list[UnmappedPackage] = []
@@ -225,10 +226,13 @@ class _Migration:
                 and all(present(n) for n in names) and installs_only(result.raw, len(instruction.flags)))
 
     def _shell_needs(self) -> None:
+        kept = set(self.run_lines)
         for stage in reversed(self.stages):
             children = [s for s in self.stages if s.base.stage_index == stage.index]
             self.needs_shell[stage.index] = self.has_run[stage.index] or any(
                 self.needs_shell[c.index] for c in children)
+            self.needs_root[stage.index] = needs_root(stage, self.rewritten, kept) or any(
+                self.needs_root[c.index] for c in children)
 
     # --- the final stage ----------------------------------------------------
 
@@ -305,7 +309,7 @@ class _Migration:
         from_ins = stage.instructions[0]
         if new_word != base.raw:
             self.editor.replace(stage.line, replace_image(self.editor.raw(stage.line), base.raw, new_word))
-        if change.dev_variant and not target.choice.info.root and self.needs_shell[stage.index] \
+        if change.dev_variant and not target.choice.info.root and self.needs_root[stage.index] \
                 and not user_root_follows(stage):
             self.editor.insert_after(stage.line, f"{keyword('USER', from_ins)} root\n")
             change.user_root_added = True
