@@ -129,3 +129,24 @@ def test_user_root_only_where_a_run_writes_or_installs() -> None:
             "RUN echo \"built $(date)\" && ls -la\nCMD [\"node\", \"server.js\"]\n")
     migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
     assert [s.user_root_added for s in migration.stages[:2]] == [True, False]
+
+
+NODE_WITH_PYTHON = """\
+FROM ubuntu:22.04
+ENV NODE_VERSION=16.x
+RUN apt-get update && apt-get install -y python3 make g++ curl \\
+    && curl -fsSL https://deb.nodesource.com/setup_$NODE_VERSION | bash - \\
+    && apt-get install -y nodejs
+WORKDIR /app
+COPY . .
+RUN npm ci
+CMD ["node", "server.js"]
+"""
+
+
+def test_the_runtime_the_cmd_runs_picks_the_image_and_its_pin_is_kept() -> None:
+    migration = migrate_dockerfile("Dockerfile", NODE_WITH_PYTHON, MigrationOptions())
+    notes = migration.stages[0].notes
+    assert migration.stages[0].new_image == "cgr.dev/chainguard/node:16-dev"
+    assert "node version 16 kept from the pin at line 2: NODE_VERSION=16.x" in notes
+    assert any("also installs python: node chosen because its CMD/ENTRYPOINT runs it" in n for n in notes)

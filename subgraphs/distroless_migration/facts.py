@@ -6,6 +6,9 @@
 - `needs_root`: does a stage's RUN (as rewritten) do anything but read (echo, test, ls, …)? Only then does
   a -dev image that runs as nonroot get `USER root` after its FROM: apk, account changes and writes to
   directories Docker created as root fail otherwise, and telling those apart reliably is not possible here.
+- `pick_runtime`: a distro stage installs language runtimes: which one is its image (the one its
+  CMD/ENTRYPOINT runs, else the first installed), and which version the file pins for it (ENV/ARG
+  NODE_VERSION & co., a NodeSource `setup_16.x`), said in the notes either way.
 - `copy_source`: is a stage only a `COPY --from` source (nothing built FROM it, not in the final image's
   chain)? Such a stage on a third-party image is left unchanged while the rest of the file migrates: the
   files copied from it are the same whatever the other stages run on.
@@ -13,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from repocontext.model import Instruction, Stage
@@ -51,3 +55,55 @@ def needs_root(stage: Stage, rewritten: dict[int, Instruction], kept: set[int]) 
             if k is not None and argv[k].rsplit("/", 1)[-1] not in SILENT:
                 return True
     return False
+
+
+RUNTIME_PROGRAMS = {"python": {"python", "python3", "pip", "pip3", "gunicorn", "uvicorn", "flask", "django-admin"},
+                    "node": {"node", "npm", "npx", "yarn", "pnpm"}, "jdk": {"java"}, "go": {"go"}}
+_PIN_NAMES = {"node": ("NODE_VERSION", "NODE_MAJOR", "NODEJS_VERSION"), "python": ("PYTHON_VERSION",),
+              "jdk": ("JAVA_VERSION", "JDK_VERSION"), "go": ("GO_VERSION", "GOLANG_VERSION")}
+_NODESOURCE = re.compile(r"setup_(\d+)\.x")
+_VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?")
+
+
+def _programs(stages: list[Stage]) -> set[str]:
+    found: set[str] = set()
+    for ins in (i for s in stages for i in s.instructions if i.keyword in ("CMD", "ENTRYPOINT")):
+        words = ins.args if ins.form == "exec" else ins.value.split()
+        found.update(w.rsplit("/", 1)[-1] for w in words[:2] if not w.startswith("-"))
+    return found
+
+
+def _pin(stages: list[Stage], image: str) -> tuple[str, str] | None:
+    """(version, where) the file pins for the runtime: an ENV/ARG value, or a NodeSource setup script."""
+    for ins in (i for s in stages for i in s.instructions):
+        if ins.keyword in ("ENV", "ARG"):
+            for name in _PIN_NAMES.get(image, ()):
+                m = re.search(rf"\b{name}[= ]\s*[\"']?([^\s\"']+)", ins.value)
+                if m and (v := _VERSION.match(m.group(1))):
+                    cut = v.group(1) if image in ("node", "jdk") or not v.group(2) else f"{v.group(1)}.{v.group(2)}"
+                    return cut, f"line {ins.line}: {name}={m.group(1)}"
+        if ins.keyword == "RUN" and image == "node" and (m := _NODESOURCE.search(ins.value)):
+            return m.group(1), f"line {ins.line}: NodeSource setup_{m.group(1)}.x"
+    return None
+
+
+def pick_runtime(stages: list[Stage], runtimes: list[tuple[str, tuple[str, str | None]]]
+                 ) -> tuple[str, str, str | None, list[str]]:
+    """(package, image, version, notes) for a distro stage that installs the `runtimes` (package, (image,
+    version)) in install order."""
+    programs = _programs(stages)
+    package, (image, version) = next(((p, r) for p, r in runtimes if programs & RUNTIME_PROGRAMS.get(r[0], set())),
+                                     runtimes[0])
+    notes = [f"installs {package} on a distro base: moved to the {image} image"]
+    others = sorted({r[0] for _, r in runtimes} - {image})
+    if others:
+        notes.append(f"also installs {', '.join(others)}: {image} chosen because "
+                     + ("its CMD/ENTRYPOINT runs it" if programs & RUNTIME_PROGRAMS.get(image, set())
+                        else "it is installed first") + "; the others are installed with apk")
+    pinned = _pin(stages, image) if version is None else None
+    if pinned is not None:
+        version = pinned[0]
+        notes.append(f"{image} version {version} kept from the pin at {pinned[1]}")
+    elif version is None:
+        notes.append(f"no {image} version pinned in the file: latest (state one in the tag if the app needs it)")
+    return package, image, version, notes

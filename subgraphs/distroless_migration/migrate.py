@@ -28,7 +28,7 @@ from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
 from subgraphs.distroless_migration.entrypoints import StagePass
-from subgraphs.distroless_migration.facts import copy_source, needs_root, present_in
+from subgraphs.distroless_migration.facts import copy_source, needs_root, pick_runtime, present_in
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -131,15 +131,14 @@ class _Migration:
         return map_base(fixed, self.options)
 
     def _language_switch(self, root: int, choice: ImageChoice) -> ImageChoice:
-        names = [p.name for s in self.stages if self.root_of[s.index] == root for p in s.packages
-                 if p.manager in APT_MANAGERS | RPM_MANAGERS]
-        found = next(((n, r) for n in names if (r := runtime_of(n)) is not None), None)
-        if found is None:
+        stages = [s for s in self.stages if self.root_of[s.index] == root]
+        names = [p.name for s in stages for p in s.packages if p.manager in APT_MANAGERS | RPM_MANAGERS]
+        runtimes = [(n, r) for n in names if (r := runtime_of(n)) is not None]
+        if not runtimes:
             return choice
-        package, (image, version) = found
-        self.provided[root] = {n: f"the {image} image" for n in names if (r := runtime_of(n)) and r[0] == image}
-        return ImageChoice(name=image, tag=version or "latest", kind="language",
-                           notes=(f"installs {package} on a distro base: moved to the {image} image",))
+        _package, image, version, notes = pick_runtime(stages, runtimes)
+        self.provided[root] = {n: f"the {image} image" for n, r in runtimes if r[0] == image}
+        return ImageChoice(name=image, tag=version or "latest", kind="language", notes=tuple(notes))
 
     def _runs(self) -> None:
         for stage in self.stages:
