@@ -101,7 +101,7 @@ class _Migration:
         if plan.mode == "restructure":
             self._added_stage(new_text, plan)
         written = {c.new_image for c in self.changes if c.new_image != c.old_image}
-        checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written) \
+        checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written, self.text) \
             if new_text != self.text else []
         return DockerfileMigration(
             path=self.path, new_text=new_text, changed=new_text != self.text, stages=self.changes,

@@ -53,16 +53,27 @@ def _scripts(ins: Instruction) -> list[str]:
     return scripts
 
 
+_CHECKED: dict[tuple[str, str], str | None] = {}  # (shell, script) → its error (None: parses); per process
+
+
 def syntax_errors(scripts: list[str], shell: str = "sh") -> dict[int, str]:
-    """index → the shell's message, for each script that `shell -n` rejects (one process for all)."""
+    """index → the shell's message, for each script that `shell -n` rejects (one process for all the scripts
+    not checked before in this process: the recipe migrates a file twice, and RUN lines repeat)."""
+    fresh = sorted({s for s in scripts if (shell, s) not in _CHECKED})
+    for script, message in zip(fresh, _run_checks(fresh, shell), strict=True):
+        _CHECKED[(shell, script)] = message
+    return {i: message for i, s in enumerate(scripts) if (message := _CHECKED[(shell, s)]) is not None}
+
+
+def _run_checks(scripts: list[str], shell: str) -> list[str | None]:
     if not scripts:
-        return {}
+        return []
     binary = shutil.which(shell) or shutil.which("sh")
     if binary is None:  # no shell to ask: say so rather than pass silently
-        return {i: "no sh on this machine to check the syntax" for i in range(len(scripts))}
+        return ["no sh on this machine to check the syntax"] * len(scripts)
     done = subprocess.run(["sh", "-c", _LOOP, "sh", *scripts], capture_output=True, text=True, check=False,
                           env={"SHELL_N": binary, "PATH": "/usr/bin:/bin"})
-    found: dict[int, str] = {}
+    found: list[str | None] = [None] * len(scripts)
     for line in done.stdout.splitlines():
         if line.startswith(_MARK):
             number, _, message = line.removeprefix(_MARK).partition(" ")
@@ -83,6 +94,14 @@ def _todo_runs(text: str, stage: Stage) -> set[int]:
                 break
             i -= 1
     return found
+
+
+def _original_scripts(original: str | None, path: str) -> set[str]:
+    if original is None:
+        return set()
+    stages = parse(original, path).dockerfile.stages
+    return {s for st in stages for i in st.instructions if i.keyword == "RUN" and i.form != "exec"
+            for s in _scripts(i)}
 
 
 def _run_shell(stage: Stage) -> str:
@@ -130,10 +149,13 @@ class _Checker:
 
 
 def check(path: str, text: str, registry: str = "cgr.dev", kept: Iterable[int] = (),
-          written: Iterable[str] = ()) -> list[ItemBlocker]:
+          written: Iterable[str] = (), original: str | None = None) -> list[ItemBlocker]:
     """Every build check the migrated `text` fails, in line order (empty: it passes); `kept`: FROM lines of
-    stages left unchanged on purpose; `written`: image words the migration itself put in a FROM."""
+    stages left unchanged on purpose; `written`: image words the migration itself put in a FROM; `original`:
+    the file before migration, whose RUN scripts the syntax check skips where they are unchanged (the
+    migration did not touch them, and the shell parses them as before)."""
     dockerfile = parse(text, path).dockerfile
+    before = _original_scripts(original, path)
     checker = _Checker(path, registry, kept, written)
     checker.froms(dockerfile.stages)
     batches: dict[str, list[tuple[Instruction, str]]] = {}
@@ -146,7 +168,7 @@ def check(path: str, text: str, registry: str = "cgr.dev", kept: Iterable[int] =
             if ins.keyword == "RUN" and ins.form != "exec" and ins.line not in todo:
                 scripts = _scripts(ins)
                 checker.managers(ins, scripts)
-                batches.setdefault(_run_shell(stage), []).extend((ins, s) for s in scripts)
+                batches.setdefault(_run_shell(stage), []).extend((ins, s) for s in scripts if s not in before)
     for shell, pairs in sorted(batches.items()):
         for i, message in sorted(syntax_errors([s for _, s in pairs], shell).items()):
             checker.fail(pairs[i][0].line, f"the RUN does not parse with `{shell} -n`: {message}",
