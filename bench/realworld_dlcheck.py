@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
+import time
 from functools import cache
 from pathlib import Path
 
-from realworld_common import CORPUS
+from realworld_common import CORPUS, ROOT
 
 WOLFI = CORPUS.parent / "wolfi" / "packages.tsv"
 _LEFT = re.compile(r"(?:^|[\s;&|(`])(?:apt-get|apt|aptitude|yum|dnf|microdnf)\s+(?:-\S+\s+)*"
@@ -62,3 +64,24 @@ def failures(text: str) -> list[str]:
         if name:
             stages.add(name)
     return out
+
+
+def migration_ms(repo: Path, files: list[str], dockerfiles: list[str]) -> dict[str, float]:
+    """In-process time of `migrate_dockerfile` (parse, map, rewrite, build checks) per Dockerfile of a
+    whole-repository pass, after the data files are loaded once (as in a dispatch): mean and max, ms."""
+    sys.path.insert(0, str(ROOT))
+    from subgraphs.distroless_migration.migrate import migrate_dockerfile
+    from subgraphs.distroless_migration.options import MigrationOptions
+
+    def read(rel: str) -> str | None:
+        path = repo / rel
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    times = []
+    for path in dockerfiles:
+        start = time.perf_counter()
+        migrate_dockerfile(path, read(path) or "", MigrationOptions(), read, files=files)
+        times.append(1000 * (time.perf_counter() - start))
+    if not times:
+        return {"mean": 0.0, "max": 0.0}
+    return {"mean": round(sum(times) / len(times), 1), "max": round(max(times), 1)}
