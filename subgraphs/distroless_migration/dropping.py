@@ -14,6 +14,11 @@ program keeps its structure and meaning:
 - anywhere else (a `case` arm, a keyword with nothing else after it, between `||`): replaced by `:`, the
   shell's no-op, which is always valid where a command is (`then apt-get update; fi` → `then :; fi`).
 Shell keywords before a dropped command (`then`, `do`, `else`, `if`, `{`, `!`) are never removed.
+
+Why not a full shell parser: bashlex 0.18, the candidate on PyPI, was tried on the 218 RUN scripts of
+the three corpus trees plus the constructs of issue 29; it raises on `case` patterns, `$(( … ))` and
+`[[ … ]]` (all common in RUN lines), while the edits here only need command boundaries, which
+repocontext's tokenizer gives with offsets. The judge of the result is `sh -n` (verify.py).
 """
 
 from __future__ import annotations

@@ -40,17 +40,18 @@ _LOOP = ('i=0; for s; do i=$((i+1)); out=$("$SHELL_N" -n -c "$s" 2>&1) || printf
 
 
 def _scripts(ins: Instruction) -> list[str]:
-    """What a shell parses for one shell-form RUN: the command line with its heredocs, and each heredoc a
-    shell runs as a script of its own."""
-    whole = ins.value + "\n" + "".join(d.content if d.content.endswith("\n") else d.content + "\n"
+    """What a shell parses for one shell-form RUN: the command line with its heredocs (bodies and their
+    terminators, which the parser leaves out of `content`), and each heredoc a shell runs as a script."""
+    whole = ins.value + "\n" + "".join(_body(d.content) + ("\t" if d.chomp else "") + d.name + "\n"
                                        for d in ins.heredocs)
     scripts = [whole]
     bodies = script_heredocs(ins.value, [d.name for d in ins.heredocs])
-    for doc in ins.heredocs:
-        if doc.name in bodies:
-            lines = doc.content.splitlines()
-            scripts.append("\n".join(lines[:-1] if lines and lines[-1].strip() == doc.name else lines) + "\n")
+    scripts += [_body(d.content) for d in ins.heredocs if d.name in bodies]
     return scripts
+
+
+def _body(content: str) -> str:
+    return content if not content or content.endswith("\n") else content + "\n"
 
 
 _CHECKED: dict[tuple[str, str], str | None] = {}  # (shell, script) → its error (None: parses); per process
