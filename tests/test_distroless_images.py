@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from repocontext.dockerfile import parse
 from repocontext.model import BaseImage
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for, map_base
 from subgraphs.distroless_migration.options import MigrationOptions, UserMapping
+from subgraphs.distroless_migration.work import options_from
 
 OPTIONS = MigrationOptions()
 
@@ -106,3 +109,13 @@ def test_catalog_aliases_and_shipped_mappings() -> None:
         choice = map_base(base(source), OPTIONS)
         assert isinstance(choice, ImageChoice) and choice.name == image
         assert "not in the public catalog" in choice.notes[0]
+
+
+def test_a_mapping_on_the_task_class_path_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path
+    (folder / "distroless-mapping.yaml").write_text("images:\n  tiangolo/uvicorn-gunicorn-fastapi: python\n")
+    monkeypatch.setenv("PLANNER_TASK_CLASS_PATH", str(folder))
+    options = options_from({})
+    assert options.mapping.images == {"tiangolo/uvicorn-gunicorn-fastapi": "python"}
+    choice = map_base(base("tiangolo/uvicorn-gunicorn-fastapi:python3.9"), options)
+    assert isinstance(choice, ImageChoice) and choice.name == "python"

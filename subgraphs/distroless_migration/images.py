@@ -231,7 +231,8 @@ def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapp
 def not_in_catalog(repository: str, short: str) -> str:
     return (f"{repository} is not in the known catalog (the public Chainguard catalog data and the shipped mappings); "
             f"Chainguard may still publish an equivalent: map it in a YAML mapping file (`images: {{{short}: "
-            "<Chainguard image>}`) passed with --input mapping=FILE")
+            "<Chainguard image>}`) passed with --input mapping=FILE or kept as distroless-mapping.yaml in a "
+            "PLANNER_TASK_CLASS_PATH directory")
 
 
 def _known(base: BaseImage, repository: str, short: str) -> ImageChoice | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,12 +71,24 @@ def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
 _TRUE, _FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off", ""})
 
 
+MAPPING_FILE = "distroless-mapping.yaml"  # a fleet-wide mapping kept beside the user's task classes
+
+
+def task_class_mapping(env: Mapping[str, str] | None = None) -> Path | None:
+    """The first `distroless-mapping.yaml` in a PLANNER_TASK_CLASS_PATH directory, if any."""
+    value = (os.environ if env is None else env).get("PLANNER_TASK_CLASS_PATH") or ""
+    found = (Path(d).expanduser() / MAPPING_FILE for d in value.split(os.pathsep) if d)
+    return next((p for p in found if p.is_file()), None)
+
+
 def options_from(inputs: dict[str, str]) -> MigrationOptions:
-    """--input registry=… org=… mapping=FILE (a user mapping file, YAML) keep_unconverted=true|false."""
+    """--input registry=… org=… mapping=FILE (a user mapping file, YAML) keep_unconverted=true|false.
+    Without mapping=, a distroless-mapping.yaml on the task-class path is the user mapping."""
     mapping = UserMapping()
-    if inputs.get("mapping"):
+    source = Path(inputs["mapping"]).expanduser() if inputs.get("mapping") else task_class_mapping()
+    if source is not None:
         try:
-            mapping = load_mapping(Path(inputs["mapping"]).expanduser())
+            mapping = load_mapping(source)
         except MappingError as exc:
             raise PlannerError(str(exc)) from None
     keep = (inputs.get("keep_unconverted") or "").strip().lower()
