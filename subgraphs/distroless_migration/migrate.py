@@ -103,6 +103,7 @@ class _Migration:
         written = {c.new_image for c in self.changes if c.new_image != c.old_image}
         checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written, self.text) \
             if new_text != self.text else []
+        checks = [c.model_copy(update={"line": self.editor.origin(c.line)}) for c in checks]  # the user's lines
         return DockerfileMigration(
             path=self.path, new_text=new_text, changed=new_text != self.text, stages=self.changes,
             packages=sorted(self.packages, key=lambda p: p.line), unmapped=sorted(self.unmapped, key=lambda u: u.line),
