@@ -150,3 +150,9 @@ def test_the_runtime_the_cmd_runs_picks_the_image_and_its_pin_is_kept() -> None:
     assert migration.stages[0].new_image == "cgr.dev/chainguard/node:16-dev"
     assert "node version 16 kept from the pin at line 2: NODE_VERSION=16.x" in notes
     assert any("also installs python: node chosen because its CMD/ENTRYPOINT runs it" in n for n in notes)
+
+
+def test_apk_lines_of_a_file_already_on_wolfi_keep_their_pins() -> None:
+    text = "FROM cgr.dev/chainguard/wolfi-base\nRUN apk add --no-cache curl=8.11.1-r0\nCMD [\"curl\"]\n"
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert "RUN apk add --no-cache curl=8.11.1-r0\n" in migration.new_text and migration.checks == []

@@ -174,8 +174,9 @@ class _Migration:
 
     def _run(self, stage: Stage, instruction: Instruction, root: int) -> None:
         later = [(p.line, p.manager, p.name) for p in stage.packages if p.manager in APT_MANAGERS | RPM_MANAGERS]
+        choice = self.choice[root]
         ctx = RunContext(overrides=self.options.mapping.packages, provided=self.provided[root], path=self.path,
-                         later=later)
+                         later=later, wolfi_source=isinstance(choice, ImageChoice) and choice.kind == "chainguard")
         result = rewrite_run(instruction, ctx)
         if instruction.form == "exec" or result.failed:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"

@@ -60,6 +60,7 @@ class RunContext:
     convert_users: bool = True
     path: str = "Dockerfile"
     later: list[tuple[int, str, str]] = field(default_factory=list)  # the stage's apt/rpm installs: line, manager, name
+    wolfi_source: bool = False  # the stage already was on a Wolfi image: its apk lines are Wolfi's, left alone
 
     def maps(self, manager: str, name: str) -> bool:
         return name in self.provided or ("$" not in name and wolfi_names(name, manager, self.overrides) is not None)
@@ -205,6 +206,10 @@ class RunRewriter:
         """Alpine's `apk add` with Wolfi names (alpine.py); False when none of its packages is needed."""
         done = alpine.rewrite_add(command.words[k:], region.before, self.ctx.overrides)
         if done is None:
+            return True
+        if self.ctx.wolfi_source:  # already Wolfi names and pins: recorded for the roles, never edited
+            self.result.packages += [PackageChange(manager="apk", old=m.name, new=[m.name], line=self.line_of(m.start))
+                                     for m in done.mapped]
             return True
         for m in done.mapped:
             self._record("apk", m.name, m.new, self.line_of(m.start), m.note)
