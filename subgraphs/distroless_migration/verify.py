@@ -35,8 +35,10 @@ DISTRO_MANAGERS = frozenset({"apt-get", "apt", "aptitude", "yum", "dnf", "microd
                              "install_packages", "clean-install"})
 _MARK = "@@planner-check-failed "
 # One process checks every script: `sh -n` per argument, the failing ones named by their position.
+_DONE = "@@planner-checks-done"  # printed last: without it the checks did not all run, and none passes
 _LOOP = ('i=0; for s; do i=$((i+1)); out=$("$SHELL_N" -n -c "$s" 2>&1) || printf "' + _MARK
-         + '%s %s\\n" "$i" "$out"; done')
+         + '%s %s\\n" "$i" "$out"; done; echo ' + _DONE)
+_LIMIT = 20_000  # scripts remembered per process (a long-lived daemon must not grow without bound)
 
 
 def _scripts(ins: Instruction) -> list[str]:
@@ -61,6 +63,8 @@ def syntax_errors(scripts: list[str], shell: str = "sh") -> dict[int, str]:
     """index → the shell's message, for each script that `shell -n` rejects (one process for all the scripts
     not checked before in this process: the recipe migrates a file twice, and RUN lines repeat)."""
     fresh = sorted({s for s in scripts if (shell, s) not in _CHECKED})
+    if len(_CHECKED) + len(fresh) > _LIMIT:
+        _CHECKED.clear()
     for script, message in zip(fresh, _run_checks(fresh, shell), strict=True):
         _CHECKED[(shell, script)] = message
     return {i: message for i, s in enumerate(scripts) if (message := _CHECKED[(shell, s)]) is not None}
@@ -72,8 +76,13 @@ def _run_checks(scripts: list[str], shell: str) -> list[str | None]:
     binary = shutil.which(shell) or shutil.which("sh")
     if binary is None:  # no shell to ask: say so rather than pass silently
         return ["no sh on this machine to check the syntax"] * len(scripts)
-    done = subprocess.run(["sh", "-c", _LOOP, "sh", *scripts], capture_output=True, text=True, check=False,
-                          env={"SHELL_N": binary, "PATH": "/usr/bin:/bin"})
+    try:
+        done = subprocess.run(["sh", "-c", _LOOP, "sh", *scripts], capture_output=True, text=True, check=False,
+                              env={"SHELL_N": binary, "PATH": "/usr/bin:/bin"})
+    except OSError as exc:  # e.g. scripts too long for one command line: fail closed, never pass unchecked
+        return [f"the syntax check could not run ({exc})"] * len(scripts)
+    if _DONE not in done.stdout:
+        return [f"the syntax check did not finish ({done.stderr.strip()[:120] or 'no output'})"] * len(scripts)
     found: list[str | None] = [None] * len(scripts)
     for line in done.stdout.splitlines():
         if line.startswith(_MARK):
