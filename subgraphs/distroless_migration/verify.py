@@ -181,6 +181,7 @@ def check(path: str, text: str, registry: str = "cgr.dev", kept: Iterable[int] =
                 batches.setdefault(_run_shell(stage), []).extend((ins, s) for s in scripts if s not in before)
     for shell, pairs in sorted(batches.items()):
         for i, message in sorted(syntax_errors([s for _, s in pairs], shell).items()):
-            checker.fail(pairs[i][0].line, f"the RUN does not parse with `{shell} -n`: {message}",
-                         "fix the shell syntax of this RUN (compare it with the original)")
+            checker.fail(pairs[i][0].line, f"the rewritten RUN does not parse with `{shell} -n`: {message}",
+                         "convert this RUN by hand (its package installs to `apk add --no-cache` with Wolfi names, "
+                         "keeping the rest as it is); the rewriter could not keep its shell structure")
     return sorted({(b.line, b.message): b for b in checker.found}.values(), key=lambda b: (b.line, b.message))
