@@ -27,6 +27,12 @@ CASES = [
      "apk add --no-cache make || echo failed"),
     ("if true; then apt-get update && apt-get install -y zip; fi && echo x",
      "if true; then apk add --no-cache zip; fi && echo x"),
+    ("apt-get update && (apt-get install -y git && apt-get clean) && echo x",
+     "(apk add --no-cache git) && echo x"),
+    ("apt-get update && apt-get install -y git && (apt-get clean) && echo $((2*3))",
+     "apk add --no-cache git && (:) && echo $((2*3))"),
+    ("{ apt-get update; apt-get install -y git; } && ! command -v x",
+     "{ apk add --no-cache git; } && ! command -v x"),
 ]
 
 

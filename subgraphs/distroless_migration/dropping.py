@@ -23,6 +23,8 @@ repocontext's tokenizer gives with offsets. The judge of the result is `sh -n` (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from repocontext.dockerfile.shellwords import Command
 
 KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "time"})
@@ -58,23 +60,28 @@ def _ends_list(cmds: list[Command], j: int) -> bool:
     return cmds[j + 1].words[0].text in CLOSERS
 
 
-def edits(cmds: list[Command], dropped: set[int]) -> list[Edit]:
-    """Text edits (start, end, replacement) that remove the dropped commands."""
+def edits(cmds: list[Command], dropped: set[int], parens: Sequence[int] = ()) -> list[Edit]:
+    """Text edits (start, end, replacement) that remove the dropped commands; `parens`: offsets of the `(`
+    operators, which open a subshell without ending a command (`a && (apt-get clean)`)."""
     out: list[Edit] = []
     for i, j in _runs(dropped, cmds):
         lead = _keywords(cmds[i])
         before = cmds[i - 1].op.text if i > 0 and cmds[i - 1].op else None
+        if i > 0 and any(cmds[i - 1].end <= p < cmds[i].start for p in parens):
+            before = "("  # the command opens a subshell: what precedes it is outside
         after = cmds[j].op.text if cmds[j].op else None
+        # up to the next command, or to a `(` before it, which stays: `X && (b)` → `(b)`
+        upto = min([p for p in parens if cmds[j].end <= p] + [cmds[j + 1].start]) if j + 1 < len(cmds) else 0
         if lead:
             start = cmds[i].words[lead].start if lead < len(cmds[i].words) else cmds[i].end
             joined = after in _LIST_OPS and not _ends_list(cmds, j)  # `then X && b` → `then b`
-            out.append((start, cmds[j + 1].start, "") if joined else (start, cmds[j].end, ":"))
+            out.append((start, upto, "") if joined else (start, cmds[j].end, ":"))
         elif before in (None, "(") and not _ends_list(cmds, j) and after in _LIST_OPS | {"||"}:
-            out.append((cmds[i].start, cmds[j + 1].start, ""))
+            out.append((cmds[i].start, upto, ""))
         elif before in _LIST_OPS | {"||"} and (after in (";", "\n") or _ends_list(cmds, j)):
             out.append((cmds[i - 1].end, cmds[j].end, ""))
         elif before == "&&" and after == "&&" and not _ends_list(cmds, j):
-            out.append((cmds[i].start, cmds[j + 1].start, ""))
+            out.append((cmds[i].start, upto, ""))
         elif before is None and _ends_list(cmds, j) and after in (None, ";", "\n"):
             out.append((cmds[i].start, cmds[j].end, ""))  # the whole list goes (the RUN may then be dropped)
         else:

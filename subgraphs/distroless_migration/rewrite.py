@@ -157,7 +157,8 @@ class RunRewriter:
 
     def _drop(self, region: _Region, dropped: set[int]) -> None:
         """Remove dropped commands, keeping the program's structure (dropping.py)."""
-        self.edits += dropping.edits(region.commands, dropped)
+        parens = [t.start for t in region.tokens if t.kind == "op" and t.text == "("]
+        self.edits += dropping.edits(region.commands, dropped, parens)
 
     def _judged(self, verdict: Verdict, members: list[Command]) -> bool:
         """Apply a pipeline verdict; True when the pipeline is to be dropped."""
