@@ -19,17 +19,22 @@ def base(text: str) -> BaseImage:
     return parse(text if text.startswith("ARG") else f"FROM {text}\n", "Dockerfile").dockerfile.stages[-1].base
 
 
+def cut(source: str, kept: str, java: bool = False) -> tuple[str]:
+    return (f"tag {source} → {kept}: Chainguard tags carry the {'major' if java else 'major.minor'} version only",)
+
+
 @pytest.mark.parametrize(("image", "name", "tag", "kind", "notes"), [
-    ("python:3.11.4-slim-bookworm", "python", "3.11", "language", ()),
-    ("node:20-alpine", "node", "20", "language", ()),
-    ("golang:1.22.3", "go", "1.22", "language", ()),
-    ("docker.io/library/ruby:3.2.2-slim", "ruby", "3.2", "language", ()),
-    ("eclipse-temurin:17-jre", "jre", "17", "language", ()),
-    ("openjdk:17.0.2-jdk-slim", "jdk", "17", "language", ()),
+    ("python:3.11.4-slim-bookworm", "python", "3.11", "language", cut("3.11.4-slim-bookworm", "3.11")),
+    ("node:20-alpine", "node", "20", "language", cut("20-alpine", "20")),
+    ("golang:1.22.3", "go", "1.22", "language", cut("1.22.3", "1.22")),
+    ("docker.io/library/ruby:3.2.2-slim", "ruby", "3.2", "language", cut("3.2.2-slim", "3.2")),
+    ("eclipse-temurin:17-jre", "jre", "17", "language", cut("17-jre", "17", java=True)),
+    ("openjdk:17.0.2-jdk-slim", "jdk", "17", "language", cut("17.0.2-jdk-slim", "17", java=True)),
     ("amazoncorretto:21", "jdk", "21", "language", ()),
     ("python", "python", "latest", "language", ()),
     ("node:lts-slim", "node", "latest", "language", ("tag 'lts-slim' has no version: mapped to latest",)),
     ("nginx:1.25-alpine@sha256:" + "ab" * 32, "nginx", "1.25", "language", (
+        "tag 1.25-alpine → 1.25: Chainguard tags carry the major.minor version only",
         "Chainguard nginx runs as nonroot (its default server listens on 8080): a config that listens on 80 needs "
         "Docker's default unprivileged-port sysctl (not given on Kubernetes)",)),
     ("debian:bookworm-slim", "wolfi-base", "latest", "distro",
@@ -90,7 +95,8 @@ def test_user_mapping_overrides_and_adds() -> None:
     added = map_base(base("mycorp/base:2024.1"), options)
     assert isinstance(added, ImageChoice) and (added.name, added.tag, added.kind) == ("wolfi-base", "latest", "user")
     java = map_base(base("ghcr.io/acme/jdk:17.0.9"), options)
-    assert isinstance(java, ImageChoice) and java.tag == "17" and java.notes == ("from the user mapping file",)
+    assert isinstance(java, ImageChoice) and java.tag == "17"
+    assert java.notes == ("from the user mapping file", *cut("17.0.9", "17", java=True))
 
 
 def test_cut_version() -> None:

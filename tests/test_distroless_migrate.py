@@ -384,12 +384,14 @@ ENTRYPOINT []
 CMD ["node", "index.js"]
 """
     assert m.stages[0].notes == [
+        "tag 18.19.0-alpine3.19 → 18.19: Chainguard tags carry the major.minor version only",
         "ARG NODE_VERSION default (line 1) mapped to 18.19",
         "tag suffix '-alpine3.19' dropped (Chainguard images have no such variants)",
         "--build-arg NODE_VERSION=<version> keeps working for versions cgr.dev/chainguard/node publishes as tags "
         "(e.g. 18.19); values with a variant suffix no longer exist there",
         "digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
-    assert m.stages[1].notes == ["digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
+    assert m.stages[1].notes == ["tag 18.19.0-alpine3.19 → 18.19: Chainguard tags carry the major.minor version only",
+                                 "digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
 
 
 def test_arg_without_default_is_reported_and_left_alone(tmp_path: Path) -> None:
@@ -621,7 +623,8 @@ ENTRYPOINT []
 CMD ["/venv/bin/python", "/srv/app.py"]
 """
     assert [(s.name, s.notes[:1]) for s in m.stages[:2]] == [
-        ("base", []), ("build", ["built FROM an earlier stage: unchanged"])]
+        ("base", ["tag 3.12-slim → 3.12: Chainguard tags carry the major.minor version only"]),
+        ("build", ["built FROM an earlier stage: unchanged"])]
 
 
 def test_no_from_and_report(tmp_path: Path) -> None:

@@ -146,7 +146,10 @@ def cut_version(tag: str | None, major_only: bool = False) -> str | None:
 def _tag_from(source_tag: str | None, java: bool) -> tuple[str, list[str]]:
     version = cut_version(source_tag, major_only=java)
     if version is not None:
-        return version, []
+        # say so whenever the pin changes: a patch level or a variant suffix (-slim, -alpine) is not kept
+        changed = source_tag not in (version, f"v{version}")
+        return version, [f"tag {source_tag} → {version}: Chainguard tags carry the {'major' if java else 'major.minor'}"
+                         " version only"] if changed else []
     if source_tag in (None, "latest"):
         return "latest", []
     return "latest", [f"tag {source_tag!r} has no version: mapped to latest"]
