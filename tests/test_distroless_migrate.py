@@ -292,6 +292,7 @@ FROM cgr.dev/chainguard/python:latest-dev
 USER root
 COPY . /srv
 RUN pip3 install -r /srv/requirements.txt
+USER 65532
 ENTRYPOINT []
 CMD ["python3", "/srv/main.py"]
 """
@@ -441,6 +442,7 @@ EOF
       # parsers
       libxslt-dev \\
       $EXTRA_PACKAGES
+user 65532
 """
     assert [(u.name, u.manager, u.line, u.reason) for u in m.unmapped] == [
         ("libopencv-dev", "apt-get", 5, "no Wolfi package known: kept as written"),
@@ -484,6 +486,7 @@ RUN apk add --no-cache curl
 WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+USER 65532
 COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 COPY app/ ./app/
 ENTRYPOINT ["docker-entrypoint.sh"]

@@ -156,3 +156,14 @@ def test_apk_lines_of_a_file_already_on_wolfi_keep_their_pins() -> None:
     text = "FROM cgr.dev/chainguard/wolfi-base\nRUN apk add --no-cache curl=8.11.1-r0\nCMD [\"curl\"]\n"
     migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
     assert "RUN apk add --no-cache curl=8.11.1-r0\n" in migration.new_text and migration.checks == []
+
+
+def test_a_dev_final_stage_goes_back_to_the_images_user_after_its_build_steps() -> None:
+    text = ("FROM opensearchproject/opensearch:2.11.0\n"
+            "RUN /usr/share/opensearch/bin/opensearch-plugin install --batch analysis-icu\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions())
+    assert migration.new_text == ("FROM cgr.dev/chainguard/opensearch:2.11-dev\nUSER root\n"
+                                  "RUN /usr/share/opensearch/bin/opensearch-plugin install --batch analysis-icu\n"
+                                  "USER 65532\n")
+    assert any("Chainguard's usual nonroot user; the catalog data does not list this image" in n
+               for n in migration.runtime.notes)

@@ -9,6 +9,9 @@
 - `pick_runtime`: a distro stage installs language runtimes: which one is its image (the one its
   CMD/ENTRYPOINT runs, else the first installed), and which version the file pins for it (ENV/ARG
   NODE_VERSION & co., a NodeSource `setup_16.x`), said in the notes either way.
+- `restore_user`: where a final stage kept on -dev, given `USER root` for its build steps, goes back to the
+  image's own user (after its last RUN), and which user that is (catalog data; Chainguard's 65532 when
+  the data lacks the image, said in the note): the app itself never needed root.
 - `copy_source`: is a stage only a `COPY --from` source (nothing built FROM it, not in the final image's
   chain)? Such a stage on a third-party image is left unchanged while the rest of the file migrates: the
   files copied from it are the same whatever the other stages run on.
@@ -107,3 +110,15 @@ def pick_runtime(stages: list[Stage], runtimes: list[tuple[str, tuple[str, str |
     elif version is None:
         notes.append(f"no {image} version pinned in the file: latest (state one in the tag if the app needs it)")
     return package, image, version, notes
+
+
+def restore_user(chain: list[Stage], run_lines: list[int], image: str) -> tuple[int, str, str]:
+    """(line to insert after, user, note) for a final chain that got `USER root` and sets no USER itself."""
+    runs = [i.line for s in chain for i in s.instructions if i.keyword == "RUN" and i.line in run_lines]
+    found = variant(image, True)
+    user = found.run_as if found is not None and not found.root else "65532"
+    source = "its user in the Chainguard catalog data" if found is not None else \
+        "Chainguard's usual nonroot user; the catalog data does not list this image"
+    note = (f"USER {user} added after the last RUN: the build steps run as root, the app as {user} "
+            f"({source}), as it did not need root")
+    return (max(runs) if runs else chain[0].line), user, note

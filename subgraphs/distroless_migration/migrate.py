@@ -28,7 +28,7 @@ from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
 from subgraphs.distroless_migration.entrypoints import StagePass
-from subgraphs.distroless_migration.facts import copy_source, needs_root, pick_runtime, present_in
+from subgraphs.distroless_migration.facts import copy_source, needs_root, pick_runtime, present_in, restore_user
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -347,6 +347,10 @@ class _Migration:
         root_added = self.changes[chain[0].index].user_root_added and plan.mode == "keep-dev"
         runs_as = final.user if plan.mode != "restructure" else (
             (runtime_users(chain)[-1].value or None) if runtime_users(chain) else None)
+        if root_added and runs_as is None and plan.target is not None:
+            line, user, note = restore_user(chain, self.run_lines, plan.target.name)
+            self.editor.insert_after(line, f"{keyword('USER', chain[0].instructions[0])} {user}\n")
+            plan.decision.notes.append(note)
         if was_root and runs_as is None and not root_added and plan.target and not plan.target.info.root:
             plan.decision.notes.append("the final image now runs as nonroot (uid 65532) where it ran as root: "
                                        "the app can write only to directories it owns")
