@@ -167,3 +167,11 @@ def test_a_dev_final_stage_goes_back_to_the_images_user_after_its_build_steps() 
                                   "USER 65532\n")
     assert any("Chainguard's usual nonroot user; the catalog data does not list this image" in n
                for n in migration.runtime.notes)
+
+
+def test_an_entrypoint_that_drops_privileges_itself_keeps_starting_as_root() -> None:
+    text = ("FROM python:3.12-slim\nRUN pip install flask\nCOPY entry.sh /entry.sh\n"
+            "ENTRYPOINT [\"/entry.sh\"]\nCMD [\"flask\", \"run\"]\n")
+    migration = migrate_dockerfile("Dockerfile", text, MigrationOptions(),
+                                   lambda path: "#!/bin/sh\nexec gosu app \"$@\"\n" if path == "entry.sh" else None)
+    assert "USER root\n" in migration.new_text and "USER 65532" not in migration.new_text

@@ -112,6 +112,18 @@ def pick_runtime(stages: list[Stage], runtimes: list[tuple[str, tuple[str, str |
     return package, image, version, notes
 
 
+_DROPS_PRIVILEGES = re.compile(r"\b(?:gosu|su-exec|setpriv|runuser|chpst|s6-setuidgid)\b")
+
+
+def drops_privileges(chain: list[Stage], read: Callable[[str], str | None]) -> bool:
+    """The container starts as root on purpose: its ENTRYPOINT/CMD (or a script they COPY in) switches user
+    itself with gosu, su-exec, setpriv, …; the migration then leaves the user alone."""
+    texts = [i.value for s in chain for i in s.instructions if i.keyword in ("ENTRYPOINT", "CMD", "RUN")]
+    texts += [read(src) or "" for s in chain for i in s.instructions if i.keyword == "COPY" and not i.flags
+              for src in i.args[:-1] if src.endswith(".sh")]
+    return any(_DROPS_PRIVILEGES.search(t) for t in texts)
+
+
 def restore_user(chain: list[Stage], run_lines: list[int], image: str) -> tuple[int, str, str]:
     """(line to insert after, user, note) for a final chain that got `USER root` and sets no USER itself."""
     runs = [i.line for s in chain for i in s.instructions if i.keyword == "RUN" and i.line in run_lines]

@@ -22,13 +22,12 @@ from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
 from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
-from subgraphs.distroless_migration import verify
+from subgraphs.distroless_migration import facts, verify
 from subgraphs.distroless_migration.artifacts import Installed
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
 from subgraphs.distroless_migration.editor import Editor
 from subgraphs.distroless_migration.entrypoints import StagePass
-from subgraphs.distroless_migration.facts import copy_source, needs_root, pick_runtime, present_in, restore_user
 from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
 from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
@@ -137,7 +136,7 @@ class _Migration:
         runtimes = [(n, r) for n in names if (r := runtime_of(n)) is not None]
         if not runtimes:
             return choice
-        _package, image, version, notes = pick_runtime(stages, runtimes)
+        _package, image, version, notes = facts.pick_runtime(stages, runtimes)
         self.provided[root] = {n: f"the {image} image" for n, r in runtimes if r[0] == image}
         return ImageChoice(name=image, tag=version or "latest", kind="language", notes=tuple(notes))
 
@@ -182,7 +181,7 @@ class _Migration:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
         runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
-        present = present_in(self.choice.get(root), only_run=len(runs) == 1)
+        present = facts.present_in(self.choice.get(root), only_run=len(runs) == 1)
         if stage.index in self.final_indexes and self._redundant(instruction, result, present):
             names = sorted({n for p in result.packages for n in p.new})
             result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages the final image "
@@ -232,7 +231,7 @@ class _Migration:
             children = [s for s in self.stages if s.base.stage_index == stage.index]
             self.needs_shell[stage.index] = self.has_run[stage.index] or any(
                 self.needs_shell[c.index] for c in children)
-            self.needs_root[stage.index] = needs_root(stage, self.rewritten, kept) or any(
+            self.needs_root[stage.index] = facts.needs_root(stage, self.rewritten, kept) or any(
                 self.needs_root[c.index] for c in children)
 
     # --- the final stage ----------------------------------------------------
@@ -286,7 +285,7 @@ class _Migration:
                 change.notes.append("built FROM an earlier stage: unchanged")
             elif choice is None:
                 change.notes.append("scratch: unchanged")
-            elif isinstance(choice, Unmapped) and copy_source(self.stages, self.final_indexes, stage):
+            elif isinstance(choice, Unmapped) and facts.copy_source(self.stages, self.final_indexes, stage):
                 self.kept_froms.append(stage.line)
                 change.notes.append(f"left unchanged: only a COPY --from source, whose files are the same whatever the "
                                     f"rest of the file runs on ({choice.reason.split(';')[0]})")
@@ -347,8 +346,8 @@ class _Migration:
         root_added = self.changes[chain[0].index].user_root_added and plan.mode == "keep-dev"
         runs_as = final.user if plan.mode != "restructure" else (
             (runtime_users(chain)[-1].value or None) if runtime_users(chain) else None)
-        if root_added and runs_as is None and plan.target is not None:
-            line, user, note = restore_user(chain, self.run_lines, plan.target.name)
+        if root_added and runs_as is None and plan.target is not None and not facts.drops_privileges(chain, self.read):
+            line, user, note = facts.restore_user(chain, self.run_lines, plan.target.name)
             self.editor.insert_after(line, f"{keyword('USER', chain[0].instructions[0])} {user}\n")
             plan.decision.notes.append(note)
         if was_root and runs_as is None and not root_added and plan.target and not plan.target.info.root:
