@@ -29,8 +29,9 @@ with a reason when it is absent. It always exits 0: missed targets are printed a
    A case "produces" when its item is succeeded/needs_regeneration with a non-empty patch, or
    needs_regeneration with a blocker that names a command (`fix`). "Recipe path, no LLM":
    the item's source is `recipe` and the run made no LLM call.
-2. distroless-migration on docker/awesome-compose (awesome-compose.tar.gz): unpacked, `git init`,
-   one commit, one `dispatch distroless-migration --json`. Per Dockerfile (each tracked Dockerfile,
+2. distroless-migration on docker/awesome-compose, instana/robot-shop and dockersamples/example-voting-app
+   (their .tar.gz in the corpus; each one skipped when absent): unpacked, `git init`, one commit, one
+   `dispatch distroless-migration --json` per tree. Per Dockerfile (each tracked Dockerfile,
    and each work item): status, FROM images old → new (the recipe's structured result in the
    item's `plan_data.migration`, else the patch's -FROM/+FROM lines), OS packages mapped /
    not needed / unmapped (plan data), shell-free or the final stage's blockers (file:line), and
@@ -45,6 +46,11 @@ with a reason when it is absent. It always exits 0: missed targets are printed a
    in a succeeded item, or not accounted for at all) is dropped.
    An item is "migrated" when it is succeeded/needs_regeneration and the patch has its section,
    "blocked" when it is blocked with at least one blocker, each naming a file and a message.
+   Build checks (bench/realworld_dlcheck.py, the bench's own, apart from the tool's): every succeeded
+   file's `apk add` names are in ../shared/wolfi/packages.tsv (a package or a provides), every shell-form
+   RUN passes `sh -n`, no apt/yum/dnf/microdnf is left, every FROM is cgr.dev/…, a stage, scratch or an
+   ARG; target: no succeeded file fails one, and ≥ 80 % of the Dockerfiles migrated. Time: the whole
+   process per tree, and `migrate_dockerfile` in process per Dockerfile (target ≤ 50 ms).
 
 Run: python bench/realworld.py [--cases 1,3-5] [--only remediation|distroless] [--json FILE] [--keep]
      [--cold] [--model PROVIDER:NAME] [--timeout S] [--corpus DIR] [--advisories DIR]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from realworld_common import PRODUCED, apply_check, git, patch_sections, run_dispatch, table, target_line, unpack
+from realworld_dlcheck import failures, migration_ms
 
 MANAGERS = {"apt-get": "install", "apt": "install", "aptitude": "install", "apk": "add", "yum": "install",
             "dnf": "install", "microdnf": "install", "zypper": "install"}
@@ -70,7 +71,7 @@ def installed_packages(text: str, managers: Iterable[str] = tuple(MANAGERS)) -> 
     wanted, found = set(managers), []
     for line, script in run_scripts(text):
         script = script.replace("\\\n", " ")
-        for segment in re.split(r"&&|\|\||;|\||\n", script):
+        for segment in re.split(r"&&|\|\||;|\||\n|(?<!\$)\(|\)", script):
             try:
                 words = shlex.split(segment, comments=True)
             except ValueError:
@@ -138,15 +139,27 @@ def dropped_packages(original: str, new_text: str, migration: dict[str, Any], no
 
 
 
+TREES = (("awesome-compose", "docker/awesome-compose"), ("robot-shop", "instana/robot-shop"),
+         ("example-voting-app", "dockersamples/example-voting-app"))
+
+
 def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, Any] | None:
-    archive = corpus / "awesome-compose.tar.gz"
-    if not archive.is_file():
-        print(f"distroless: skipped — missing {archive}")
-        return None
-    (work / "compose").mkdir()
-    repo = unpack(archive, work / "compose")
+    """Every corpus tree of TREES that is present, one dispatch each; figures per tree."""
+    figures: dict[str, Any] = {}
+    for name, title in TREES:
+        archive = corpus / f"{name}.tar.gz"
+        if not archive.is_file():
+            print(f"distroless: {name} skipped — missing {archive}")
+            continue
+        figures[name] = distroless_tree(archive, title, work / name, args)
+    return figures or None
+
+
+def distroless_tree(archive: Path, title: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    (work / "compose").mkdir(parents=True)
+    repo = unpack(archive, work / "compose", title)
     dockerfiles = [p for p in git(repo, "ls-files").stdout.splitlines() if is_dockerfile(p)]
-    print(f"\n== distroless-migration: docker/awesome-compose, {len(dockerfiles)} Dockerfiles ==")
+    print(f"\n== distroless-migration: {title}, {len(dockerfiles)} Dockerfiles ==")
     home = work / ("home-distroless" if args.cold else "home")
     run = run_dispatch(["distroless-migration", "--repo", str(repo)], home, args.timeout, args.model)
     result = run.result or {}
@@ -164,6 +177,7 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
                 new_texts[path] = (repo / path).read_text(encoding="utf-8", errors="replace")
     git(repo, "reset", "-q", "--hard")
     git(repo, "clean", "-q", "-fdx")
+    in_process = migration_ms(repo, git(repo, "ls-files").stdout.splitlines(), dockerfiles)
 
     by_path = {str((i.get("data") or {}).get("path") or i.get("id")): i for i in items}
     rows, records = [], []
@@ -190,10 +204,12 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
                                                                       for b in item_blockers)
         applies = checks.get(path)
         dropped: list[str] = []
+        broken: list[str] = []
         original = (repo / path).read_text(encoding="utf-8", errors="replace") if (repo / path).is_file() else ""
         if status in PRODUCED:
             new_text = new_texts.get(path) or migration.get("new_text") or original
             dropped = dropped_packages(original, new_text, migration, list((item or {}).get("notes") or []))
+            broken = failures(new_text)
         record = {"path": path, "status": status, "source": (item or {}).get("source"), "from": stages,
                   "installs": [p for _, _, p in installed_packages(original)], "mapped": mapped,
                   "not_needed": not_needed, "unmapped": unmapped, "shell_free": runtime.get("shell_free"),
@@ -202,7 +218,7 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
                                for b in item_blockers],
                   "in_patch": path in sections, "applies": None if applies is None else applies[0],
                   "apply_error": applies[1] if applies and not applies[0] else "", "migrated": migrated,
-                  "blocked": blocked, "dropped": dropped, "error": (item or {}).get("error")}
+                  "blocked": blocked, "dropped": dropped, "broken": broken, "error": (item or {}).get("error")}
         records.append(record)
         rows.append([path, status, "; ".join(stages) or None,
                      f"{len(mapped)}/{len(not_needed)}/{len(unmapped)}" if migration else None,
@@ -223,6 +239,7 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
             notes.append(f"packages: mapped {', '.join(r['mapped']) or '-'}; not needed "
                          f"{', '.join(r['not_needed']) or '-'}; unmapped {', '.join(r['unmapped']) or '-'}")
         notes += [f"dropped: {d}" for d in r["dropped"]]
+        notes += [f"fails a build check: {b}" for b in r["broken"]]
         if r["applies"] is False:
             notes.append(f"section does not apply: {r['apply_error']}")
         if r["status"] in PRODUCED and not r["in_patch"]:
@@ -246,6 +263,9 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
         "neither": sum(not (r["migrated"] or r["blocked"]) for r in records),
         "succeeded_with_dropped": sum(bool(r["dropped"]) for r in records),
         "dropped_packages": sum(len(r["dropped"]) for r in records),
+        "succeeded_failing_checks": sum(bool(r["broken"]) for r in records),
+        "ms_per_dockerfile": round(1000 * run.seconds / max(1, len(dockerfiles)), 1),
+        "migration_ms": in_process,
         "sections": len(sections), "sections_apply": sum(bool(ok) for ok, _ in checks.values()),
         "patch_applies": whole_applies, "patch_apply_error": whole_error,
         "seconds": round(run.seconds, 3), "llm_calls": len(result.get("llm_calls") or []),
@@ -269,6 +289,14 @@ def distroless(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
     print(target_line("succeeded items that dropped a package", f"{t['succeeded_with_dropped']}/{succeeded} "
                       f"({t['dropped_packages']} pkgs)", "0 (of >0 succeeded)",
                       succeeded > 0 and t["succeeded_with_dropped"] == 0))
+    print(target_line("succeeded items that fail a build check", f"{t['succeeded_failing_checks']}/{succeeded}",
+                      "0", t["succeeded_failing_checks"] == 0))
+    print(target_line("migrated share", f"{t['migrated']}/{expected}", "≥ 80 %",
+                      expected > 0 and t["migrated"] >= 0.8 * expected))
+    print(target_line("ms per Dockerfile, migration in process", f"{in_process['mean']} (max {in_process['max']})",
+                      "≤ 50 ms", in_process["mean"] <= 50))
+    print(target_line("ms per Dockerfile, whole process", f"{t['ms_per_dockerfile']}", "(includes start and gather)",
+                      True))
     print(target_line("patch sections that apply", f"{t['sections_apply']}/{t['sections']}",
                       "100 % (of >0 sections)", t["sections"] > 0 and t["sections_apply"] == t["sections"]))
     print(target_line("whole-run seconds", f"{t['seconds']:.2f}" + ("" if completed else " (not completed)"),

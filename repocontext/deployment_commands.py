@@ -7,10 +7,14 @@ those of `repocontext.dockerfile.shell`):
   Kubernetes container `command`/`args`/probe or lifecycle `exec.command`, that runs a
   shell (`sh -c …`, also behind tini/gosu), or a Compose healthcheck in CMD-SHELL form.
 - "deployment-script-command": such an override that runs a `*.sh` script.
+
+Compose evidence names the Dockerfile its service builds (`dockerfile`), so that a healthcheck of one
+service is never taken as evidence about another service's image.
 """
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 
 import yaml
@@ -49,6 +53,7 @@ class _Finder:
     def __init__(self, path: str) -> None:
         self.path = path
         self.found: list[ShellEvidence] = []
+        self.dockerfile: str | None = None  # the Dockerfile the compose service being read builds
 
     def check(self, node: Node | None, where: str, argv: list[str] | None = None, program: bool = True) -> None:
         argv = _argv(node) if argv is None else argv
@@ -59,10 +64,11 @@ class _Finder:
         text = " ".join(argv)
         detail = f"{where}: {text if len(text) <= 160 else text[:159] + '…'}"
         if k is not None and argv[k].rsplit("/", 1)[-1] in SHELLS:
-            self.found.append(ShellEvidence(file=self.path, line=line, kind="deployment-shell-command", detail=detail))
+            self.found.append(ShellEvidence(file=self.path, line=line, kind="deployment-shell-command", detail=detail,
+                                            dockerfile=self.dockerfile))
         elif any(a.endswith(SCRIPT_SUFFIXES) for a in argv):
             self.found.append(ShellEvidence(file=self.path, line=line, kind="deployment-script-command",
-                                            detail=detail))
+                                            detail=detail, dockerfile=self.dockerfile))
 
     def compose(self, root: Node) -> None:
         services = _get(root, "services")
@@ -70,6 +76,7 @@ class _Finder:
             return
         for key, service in services.value:
             name = f"service {key.value}"
+            self.dockerfile = built(self.path, _get(service, "build"))
             self.check(_get(service, "entrypoint"), f"{name} entrypoint")
             self.check(_get(service, "command"), f"{name} command", program=_get(service, "entrypoint") is None)
             self._healthcheck(_get(_get(service, "healthcheck"), "test"), name)
@@ -110,6 +117,22 @@ class _Finder:
             self.check(_get(_get(_get(container, probe), "exec"), "command"), f"{name} {probe}")
         for hook in ("postStart", "preStop"):
             self.check(_get(_get(_get(_get(container, "lifecycle"), hook), "exec"), "command"), f"{name} {hook}")
+
+
+def built(compose_path: str, build: Node | None) -> str | None:
+    """The repo path of the Dockerfile a Compose `build:` names (context, then `dockerfile`, default
+    `Dockerfile`), relative to the compose file's folder; None without a local build."""
+    context, dockerfile = None, "Dockerfile"
+    if isinstance(build, ScalarNode):
+        context = build.value
+    elif isinstance(build, MappingNode):
+        ctx, name = _get(build, "context"), _get(build, "dockerfile")
+        context = ctx.value if isinstance(ctx, ScalarNode) else "."
+        dockerfile = name.value if isinstance(name, ScalarNode) and name.value else dockerfile
+    if context is None or "://" in context or context.startswith(("git@", "/")) or "$" in context:
+        return None
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(compose_path), context, dockerfile))
+    return None if path.startswith("../") else path
 
 
 def command_evidence(path: str, text: str, compose: bool) -> list[ShellEvidence]:

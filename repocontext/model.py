@@ -276,6 +276,9 @@ class ShellEvidence(_Model):
     stage: int | None = None
     script: str | None = None  # repo path (or image path) of the script involved
     shebang: str | None = None
+    # Compose evidence: the Dockerfile the service builds (its `build:` context and dockerfile, repo-relative);
+    # None for a service that only names an image, and for Kubernetes evidence
+    dockerfile: str | None = None
 
 
 class DeploymentManifest(_Model):

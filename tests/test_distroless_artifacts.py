@@ -64,7 +64,8 @@ def test_package_roles() -> None:
                                     Installed("ffmpeg", 3), Installed("libnope", 4, mapped=False),
                                     Installed("$PKGS", 5, mapped=False, variable=True)], ["protobuf-dev"], out)
     assert [(c.source, c.dest) for c in out.copies] == [("/usr/lib/libxslt.so.*", "/usr/lib/"),
-                                                       ("/usr/lib/libexslt.so.*", "/usr/lib/")]
+                                                       ("/usr/lib/libexslt.so.*", "/usr/lib/"),
+                                                       ("/usr/share/zoneinfo", "/usr/share/zoneinfo/")]
     assert [b.line for b in out.blockers] == [3, 4, 5]
 
 

@@ -39,6 +39,7 @@ set -e
 adduser -D app
 addgroup app staff
 EOF
+USER 65532
 """
     assert m.blockers == []
     assert "line 3: `rm -f /etc/apt/apt.conf.d/docker-clean` configures apt/dpkg, which Wolfi does not have: removed" \

@@ -29,3 +29,14 @@ def test_fromline_helpers() -> None:
         'ARG A=1 BASE="cgr.dev/chainguard/python:3.11" C\n'
     assert replace_arg_default(arg, "C", "x") is None
     assert user_root_follows(dockerfile.stages[0])
+
+
+def test_origin_maps_written_lines_back_to_the_users_lines() -> None:
+    from repocontext.dockerfile import parse
+    from subgraphs.distroless_migration.editor import Editor
+
+    editor = Editor(parse("FROM x\n# note\nRUN a \\\n  b\nCMD c", "Dockerfile").dockerfile)
+    editor.insert_after(1, "USER root\n")
+    editor.insert_before(5, "ENTRYPOINT []\n")
+    assert editor.render() == "FROM x\nUSER root\n# note\nRUN a \\\n  b\nENTRYPOINT []\nCMD c"
+    assert [editor.origin(n) for n in range(1, 8)] == [1, 1, 2, 3, 4, 5, 5]

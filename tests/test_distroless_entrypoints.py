@@ -31,7 +31,9 @@ CMD ["index.js"]
 """
     m = migrate(tmp_path, text)
     assert "ENTRYPOINT" not in m.new_text  # node's docker-entrypoint.sh ran `node index.js`; Chainguard's node does
-    assert m.new_text.startswith("FROM cgr.dev/chainguard/node:20\n") and m.runtime.shell_free
+    # node's default image carries busybox (catalog data): no package manager, but not shell-free
+    assert m.new_text.startswith("FROM cgr.dev/chainguard/node:20\n") and not m.runtime.shell_free
+    assert any("lists busybox in it: it keeps a shell" in n for n in m.runtime.notes)
     assert any("CMD starts with index.js, an argument" in n and "docker-entrypoint.sh" in n for n in m.runtime.notes)
 
 

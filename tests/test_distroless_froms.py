@@ -54,7 +54,7 @@ CMD ["java", "-jar", "/app.jar"]
 """
     m = migrate(tmp_path, text)
     assert m.new_text.startswith("ARG GO_VERSION=1.22\nARG JAVA_VERSION=21\n"
-                                 "FROM cgr.dev/chainguard/go:${GO_VERSION}-dev AS tools\nUSER root\n")
+                                 "FROM cgr.dev/chainguard/go:${GO_VERSION}-dev AS tools\nRUN go install")
     assert "FROM cgr.dev/chainguard/jre:${JAVA_VERSION}\n" in m.new_text
     assert "ARG GO_VERSION default (line 1) mapped to 1.22" in m.stages[0].notes
     assert any("<major version>" in n for n in m.stages[1].notes)
@@ -83,6 +83,7 @@ def test_an_invalid_digest_is_dropped_with_a_note(tmp_path: Path) -> None:
     text = "FROM python:3.12-slim@sha256:abc123\nCOPY app.py /app/\nCMD [\"python\", \"/app/app.py\"]\n"
     m = migrate(tmp_path, text)
     assert m.new_text.startswith("FROM cgr.dev/chainguard/python:3.12\n") and m.changed
-    assert m.stages[0].notes == ["invalid digest in 'python:3.12-slim@sha256:abc123' dropped (not a well-formed "
+    assert m.stages[0].notes == ["tag 3.12-slim → 3.12: Chainguard tags carry the major.minor version only",
+                                 "invalid digest in 'python:3.12-slim@sha256:abc123' dropped (not a well-formed "
                                  "digest): mapped by name and tag"]
     assert not any("invalid digest" in n for n in m.notes)  # not a parse problem any more: the recipe takes it

@@ -152,7 +152,7 @@ CMD ["node", "server.js"]
     assert m.stages[0].notes[0] == "installs nodejs on a distro base: moved to the node image"
     assert [(p.old, p.new, p.note) for p in m.packages] == [
         ("nodejs", [], "provided by the node image"), ("npm", [], "provided by the node image"), ("git", ["git"], "")]
-    assert m.runtime.shell_free and m.runtime.restructured
+    assert not m.runtime.shell_free and m.runtime.restructured  # node's default image has busybox (catalog data)
 
 
 GO = """\
@@ -177,7 +177,6 @@ def test_multi_stage_go_with_a_distroless_final_keeps_it_shell_free(tmp_path: Pa
     assert m.new_text == """\
 # Build
 FROM --platform=$BUILDPLATFORM cgr.dev/chainguard/go:1.22-dev AS build
-USER root
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -191,7 +190,7 @@ USER nonroot:nonroot
 ENTRYPOINT ["/server"]
 """
     assert [(s.new_image, s.dev_variant, s.user_root_added) for s in m.stages] == [
-        ("cgr.dev/chainguard/go:1.22-dev", True, True), ("cgr.dev/chainguard/static:latest", False, False)]
+        ("cgr.dev/chainguard/go:1.22-dev", True, False), ("cgr.dev/chainguard/static:latest", False, False)]
     assert m.runtime.shell_free and not m.runtime.restructured and m.runtime.evidence == []
     assert m.runtime.image == "cgr.dev/chainguard/static:latest"
 
@@ -293,6 +292,7 @@ FROM cgr.dev/chainguard/python:latest-dev
 USER root
 COPY . /srv
 RUN pip3 install -r /srv/requirements.txt
+USER 65532
 ENTRYPOINT []
 CMD ["python3", "/srv/main.py"]
 """
@@ -318,7 +318,6 @@ ENTRYPOINT ["app"]
     m = migrate(tmp_path, text)
     assert m.new_text == """\
 FROM cgr.dev/chainguard/go:1.21-dev AS build
-USER root
 RUN apk add --no-cache git
 WORKDIR /src
 COPY . .
@@ -329,11 +328,12 @@ COPY --from=build /bin/app /usr/local/bin/app
 ENTRYPOINT ["/usr/local/bin/app"]
 """
     assert [(p.manager, p.old, p.new, p.note) for p in m.packages] == [
-        ("apk", "git", ["git"], "Alpine name kept: Wolfi names can differ"),
-        ("apk", "ca-certificates", ["ca-certificates"], "Alpine name kept: Wolfi names can differ"),
-        ("apk", "tzdata", ["tzdata"], "Alpine name kept: Wolfi names can differ")]
+        ("apk", "git", ["git"], ""),
+        ("apk", "ca-certificates", ["ca-certificates"], ""),
+        ("apk", "tzdata", ["tzdata"], "")]
     assert m.stages[1].notes == ["distro base docker.io/library/alpine:3.19: its version is not kept"]
-    assert "line 8: RUN dropped: it only installs packages every Chainguard image has (ca-certificates, tzdata)" \
+    assert "line 8: RUN dropped: it only installs packages the final image already has (ca-certificates, tzdata; "\
+           "Chainguard catalog data)" \
         in m.notes
     assert m.runtime.shell_free and m.runtime.image == "cgr.dev/chainguard/static:latest"
 
@@ -385,12 +385,14 @@ ENTRYPOINT []
 CMD ["node", "index.js"]
 """
     assert m.stages[0].notes == [
+        "tag 18.19.0-alpine3.19 → 18.19: Chainguard tags carry the major.minor version only",
         "ARG NODE_VERSION default (line 1) mapped to 18.19",
         "tag suffix '-alpine3.19' dropped (Chainguard images have no such variants)",
         "--build-arg NODE_VERSION=<version> keeps working for versions cgr.dev/chainguard/node publishes as tags "
         "(e.g. 18.19); values with a variant suffix no longer exist there",
         "digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
-    assert m.stages[1].notes == ["digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
+    assert m.stages[1].notes == ["tag 18.19.0-alpine3.19 → 18.19: Chainguard tags carry the major.minor version only",
+                                 "digest sha256:0123456789ab… dropped: it pinned the old image (pin the new one)"]
 
 
 def test_arg_without_default_is_reported_and_left_alone(tmp_path: Path) -> None:
@@ -440,6 +442,7 @@ EOF
       # parsers
       libxslt-dev \\
       $EXTRA_PACKAGES
+user 65532
 """
     assert [(u.name, u.manager, u.line, u.reason) for u in m.unmapped] == [
         ("libopencv-dev", "apt-get", 5, "no Wolfi package known: kept as written"),
@@ -483,6 +486,7 @@ RUN apk add --no-cache curl
 WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+USER 65532
 COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 COPY app/ ./app/
 ENTRYPOINT ["docker-entrypoint.sh"]
@@ -575,15 +579,15 @@ def test_unknown_image_is_left_alone_and_reported(tmp_path: Path) -> None:
     text = "FROM registry.corp.example/base/app:1.2\nRUN apt-get install -y curl\nCMD [\"/app\"]\n"
     m = migrate(tmp_path, text)
     assert m.new_text == text and not m.changed and m.packages == []
-    assert m.stages[0].notes[0].startswith("not migrated: no Chainguard equivalent known for "
-                                           "registry.corp.example/base/app")
+    assert m.stages[0].notes[0].startswith("not migrated: registry.corp.example/base/app is not in the known "
+                                           "catalog")
 
 
 def test_scratch_final_and_deployment_evidence(tmp_path: Path) -> None:
     text = "FROM golang:1.22 AS build\nRUN go build -o /app .\nFROM scratch\nCOPY --from=build /app /app\n" \
            "ENTRYPOINT [\"/app\"]\n"
     m = migrate(tmp_path, text)
-    assert m.new_text == ("FROM cgr.dev/chainguard/go:1.22-dev AS build\nUSER root\nRUN go build -o /app .\n"
+    assert m.new_text == ("FROM cgr.dev/chainguard/go:1.22-dev AS build\nRUN go build -o /app .\n"
                           "FROM scratch\nCOPY --from=build /app /app\nENTRYPOINT [\"/app\"]\n")
     assert m.stages[1].notes == ["scratch: unchanged"] and m.runtime.shell_free
     deployed = ShellEvidence(file="k8s/deploy.yaml", line=12, kind="deployment-shell-command", detail="sh -c ./run")
@@ -622,7 +626,8 @@ ENTRYPOINT []
 CMD ["/venv/bin/python", "/srv/app.py"]
 """
     assert [(s.name, s.notes[:1]) for s in m.stages[:2]] == [
-        ("base", []), ("build", ["built FROM an earlier stage: unchanged"])]
+        ("base", ["tag 3.12-slim → 3.12: Chainguard tags carry the major.minor version only"]),
+        ("build", ["built FROM an earlier stage: unchanged"])]
 
 
 def test_no_from_and_report(tmp_path: Path) -> None:

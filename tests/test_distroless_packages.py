@@ -31,6 +31,6 @@ def test_runtime_of() -> None:
 
 
 def test_roles() -> None:
-    assert [role(n, []) for n in ("tzdata", "build-base", "postgresql-dev", "ffmpeg")] == [
-        "provided", "build", "library", "runtime"]
+    assert [role(n, []) for n in ("ca-certificates", "tzdata", "build-base", "postgresql-dev", "ffmpeg")] == [
+        "provided", "data", "build", "library", "runtime"]
     assert role("ffmpeg", ["ffmpeg"]) == "build"

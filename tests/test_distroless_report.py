@@ -92,4 +92,4 @@ def test_summary_facts() -> None:
         "path": "svc/Dockerfile", "images": [{"line": 1, "from": "python:3.12",
                                               "to": "cgr.dev/chainguard/python:3.12-dev", "added": False}],
         "packages_mapped": 1, "packages_unmapped": 1, "final_image": "cgr.dev/chainguard/python:3.12-dev",
-        "shell_free": False, "restructured": False, "kept_dev_reasons": 1, "blockers": 1}
+        "shell_free": False, "restructured": False, "kept_dev_reasons": 1, "blockers": 1, "checks_failed": 0}

@@ -136,7 +136,8 @@ def test_nodesource_setup_goes_when_wolfi_has_nodejs(tmp_path: Path) -> None:
     m = migrate(tmp_path, NODESOURCE)
     assert m.blockers == []
     assert "nodesource" not in m.new_text and "RUN apk add --no-cache curl\n" in m.new_text
-    assert m.stages[0].new_image == "cgr.dev/chainguard/node:latest-dev" and m.runtime.restructured
+    assert m.stages[0].new_image == "cgr.dev/chainguard/node:20-dev" and m.runtime.restructured
+    assert "node version 20 kept from the pin at line 2: NodeSource setup_20.x" in m.stages[0].notes
     assert any("NodeSource package repository: removed" in n for n in m.notes)
 
 

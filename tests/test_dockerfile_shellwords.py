@@ -29,3 +29,8 @@ def test_command_index_skips_prefixes() -> None:
     assert k is not None and words[k].text == "apt-get"
     assert command_index(tokenize("A=1 B=2")) is None
     assert is_assignment("A=1") and not is_assignment("--a=1")
+
+
+def test_a_continuation_with_trailing_blanks_is_not_an_escaped_space() -> None:
+    text = "RUN apt-get install -qy \\ \n    ca-certificates \\\t\n    bzip2"
+    assert [t.text for t in tokenize(text, "head")] == ["RUN", "apt-get", "install", "-qy", "ca-certificates", "bzip2"]

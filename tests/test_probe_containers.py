@@ -96,7 +96,7 @@ def test_gather_end_to_end(tmp_path: Path) -> None:
         ("compose", ["acme/app:1"]), ("kubernetes", ["acme/app:1"])]
     assert [(d.probe, d.file, d.line, d.message) for d in context.diagnostics] == [
         ("containers", "worker/Containerfile.dev", 4, "unknown instruction 'FROBNICATE'")]
-    assert context.meta.probes["containers"].version == "2"
+    assert context.meta.probes["containers"].version == "3"
 
 
 def test_copied_file_changes_invalidate_the_previous_result(tmp_path: Path) -> None:

@@ -20,6 +20,9 @@ from repocontext.dockerfile.words import unquote
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Docker continues a line on a backslash followed by blanks (moby trims them): `\ ` at a line end is not an
+# escaped space in a RUN as written ("head" mode); in a heredoc script the shell's rule applies.
+_HEAD_CONTINUATION = re.compile(r"\\[ \t]+\r?\n")
 PREFIX_WORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "time", "command", "exec"})
 
 
@@ -55,6 +58,8 @@ def tokenize(text: str, mode: Literal["head", "script"] = "script") -> list[Toke
         ch = text[i]
         if text.startswith(("\\\n", "\\\r\n"), i):
             i += 2 if text[i + 1] == "\n" else 3
+        elif mode == "head" and (m := _HEAD_CONTINUATION.match(text, i)):
+            i = m.end()
         elif ch == "\n":
             if mode == "script":
                 tokens.append(Token("op", "\n", "\n", i, i + 1))
@@ -68,7 +73,7 @@ def tokenize(text: str, mode: Literal["head", "script"] = "script") -> list[Toke
             tokens.append(Token("op", op, op, i, i + len(op)))
             i += len(op)
         else:
-            end = _word_end(text, i)
+            end = _word_end(text, i, mode)
             tokens.append(Token("word", unquote(text[i:end]), text[i:end], i, end))
             i = end
     return tokens
@@ -79,10 +84,12 @@ def _redirect_amp(text: str, i: int) -> bool:
     return text[i] == "&" and ((i > 0 and text[i - 1] in "<>") or text.startswith("&>", i))
 
 
-def _word_end(text: str, i: int) -> int:
+def _word_end(text: str, i: int, mode: str = "script") -> int:
     quote, depth, n = "", 0, len(text)
     while i < n:
         ch = text[i]
+        if mode == "head" and not quote and _HEAD_CONTINUATION.match(text, i):
+            return i
         if ch == "\\" and quote != "'" and i + 1 < n:
             if not quote and text[i + 1] in "\r\n":
                 return i
@@ -95,6 +102,8 @@ def _word_end(text: str, i: int) -> int:
         elif ch == "$" and text.startswith(("$(", "${"), i):
             depth += 1
             i += 1
+        elif ch == "(" and depth:  # `$(( 1 + 2 ))`, `$(f (x))`: inner parentheses close before the word does
+            depth += 1
         elif ch in ")}" and depth:
             depth -= 1
         elif depth == 0 and (ch.isspace() or (ch in "&|;()" and not _redirect_amp(text, i))):

@@ -40,7 +40,7 @@ class ContainersProbe(PerFileProbe):
     their final images (which reads the files they copy in), and the deployments by path."""
 
     name = "containers"
-    version = "2"
+    version = "3"  # 3: compose shell evidence names the Dockerfile its service builds (dockerfile)
     applies_to_tasks = ("distroless-migration",)
     inputs = DOCKERFILE_GLOBS + SCRIPT_GLOBS + YAML_GLOBS
     produces = ("containers",)

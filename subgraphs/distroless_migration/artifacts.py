@@ -24,7 +24,7 @@ from repocontext.dockerfile.shellwords import Token, command_index, commands, to
 from repocontext.dockerfile.words import unquote
 from repocontext.model import Instruction, Stage
 from subgraphs.distroless_migration.models import Blocker
-from subgraphs.distroless_migration.packages import RUNTIME_LIBS, role
+from subgraphs.distroless_migration.packages import DATA_PACKAGES, RUNTIME_LIBS, role
 
 _PIP = re.compile(r"pip(?:\d+(?:\.\d+)?)?\Z")
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?\Z")
@@ -273,6 +273,11 @@ def package_blockers(path: str, installed: list[Installed], build_only: list[str
                 out.add(glob, posixpath.dirname(glob) + "/", order=2)
             out.notes.append(f"{item.name} (line {item.line}): its shared library is copied into the runtime; "
                              "libraries it depends on in turn are not (check with ldd)")
+        elif kind == "data":
+            tree = DATA_PACKAGES[item.name]
+            out.add(tree, tree + "/", order=2)
+            out.notes.append(f"{item.name} (line {item.line}): {tree} is copied into the runtime (most Chainguard "
+                             "images do not have it, per the catalog data)")
         elif kind == "unmapped" and item.variable:
             out.blockers.append(Blocker(
                 file=path, line=item.line, what=f"package list {item.name} is a variable: what it installs is unknown",

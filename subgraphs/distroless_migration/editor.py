@@ -31,6 +31,25 @@ class Editor:
     def append(self, text: str) -> None:
         self.tail.append(text)
 
+    def origin(self, new_line: int) -> int:
+        """The original line a line of the rendered text comes from (text inserted around an instruction
+        counts as that instruction's; the appended tail as the last line), so a check of the written file
+        is reported where the user's file has it."""
+        at, last = 1, 1
+        for line, raw in self.pieces.items():
+            extra = self.after.get(line, [])
+            piece = raw + "\n" if extra and raw and not raw.endswith("\n") else raw
+            size = sum(t.count("\n") for t in self.before.get(line, [])) + piece.count("\n") + \
+                sum(t.count("\n") for t in extra)
+            if raw and piece.count("\n") == 0 and not extra:
+                size += 1  # a last piece without its newline still holds a line
+            if at <= new_line < at + max(size, 1 if raw else 0):
+                inside = new_line - at - sum(t.count("\n") for t in self.before.get(line, []))
+                return line + max(0, min(inside, raw.count("\n") - 1 if raw.count("\n") else 0))
+            at += size
+            last = line
+        return last
+
     def render(self) -> str:
         out: list[str] = []
         for line, raw in self.pieces.items():

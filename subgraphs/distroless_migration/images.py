@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from repocontext.dockerfile.reference import ImageRef, parse_reference
 from repocontext.model import BaseImage
+from subgraphs.distroless_migration import catalog
 from subgraphs.distroless_migration.options import MigrationOptions
 
 
@@ -45,24 +46,34 @@ class ImageInfo:
     root: bool = False  # runs as root by default
 
 
+def _from_data(name: str, programs: frozenset[str] = frozenset(), language: str | None = None,
+               dev: bool = True) -> ImageInfo:
+    """ENTRYPOINT and user from the catalog data (catalog.py); programs and layout are this module's."""
+    found = catalog.image(name)
+    if found is None:
+        return ImageInfo("?", programs, language, dev)
+    entrypoint = found.default.entrypoint.split()[0] if found.default.entrypoint.strip() else None
+    return ImageInfo(entrypoint, programs, language, dev, found.default.root)
+
+
 CHAINGUARD: dict[str, ImageInfo] = {
-    "python": ImageInfo("/usr/bin/python", frozenset({"python", "python3"}), "python"),
-    "node": ImageInfo("/usr/bin/node", frozenset({"node", "dumb-init"}), "node"),
-    "go": ImageInfo("/usr/bin/go", frozenset({"go"}), "go"),
-    "jdk": ImageInfo("/usr/bin/java", frozenset({"java", "javac", "jar"}), "java"),
-    "jre": ImageInfo("/usr/bin/java", frozenset({"java"}), "java"),
-    "ruby": ImageInfo("/usr/bin/ruby", frozenset({"ruby"}), "ruby"),
-    "php": ImageInfo("/bin/php", frozenset({"php"}), "php"),
-    "nginx": ImageInfo("/usr/sbin/nginx", frozenset({"nginx"}), "nginx"),
-    "rust": ImageInfo("/usr/bin/rustc", frozenset({"cargo", "rustc"}), "rust"),
-    "maven": ImageInfo("/usr/bin/mvn", frozenset({"mvn", "java"}), "maven"),
-    "gradle": ImageInfo("/usr/bin/gradle", frozenset({"gradle", "java"}), "gradle"),
-    "redis": ImageInfo("/usr/bin/redis-server", frozenset({"redis-server", "redis-cli"}), "redis"),
-    "postgres": ImageInfo(None, frozenset({"postgres"}), "postgres"),
-    "busybox": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
-    "wolfi-base": ImageInfo(None, frozenset({"sh"}), None, dev=False, root=True),
-    "static": ImageInfo(None, frozenset(), None, dev=False),
-    "glibc-dynamic": ImageInfo(None, frozenset(), None),
+    "python": _from_data("python", frozenset({"python", "python3"}), "python"),
+    "node": _from_data("node", frozenset({"node", "dumb-init"}), "node"),
+    "go": _from_data("go", frozenset({"go"}), "go"),
+    "jdk": _from_data("jdk", frozenset({"java", "javac", "jar"}), "java"),
+    "jre": _from_data("jre", frozenset({"java"}), "java"),
+    "ruby": _from_data("ruby", frozenset({"ruby"}), "ruby"),
+    "php": _from_data("php", frozenset({"php"}), "php"),
+    "nginx": _from_data("nginx", frozenset({"nginx"}), "nginx"),
+    "rust": _from_data("rust", frozenset({"cargo", "rustc"}), "rust"),
+    "maven": _from_data("maven", frozenset({"mvn", "java"}), "maven"),
+    "gradle": _from_data("gradle", frozenset({"gradle", "java"}), "gradle"),
+    "redis": _from_data("redis", frozenset({"redis-server", "redis-cli"}), "redis"),
+    "postgres": _from_data("postgres", frozenset({"postgres"}), "postgres"),
+    "busybox": _from_data("busybox", frozenset({"sh"}), None, dev=False),
+    "wolfi-base": _from_data("wolfi-base", frozenset({"sh"}), None, dev=False),
+    "static": _from_data("static", frozenset(), None, dev=False),
+    "glibc-dynamic": _from_data("glibc-dynamic", frozenset(), None),
 }
 UNKNOWN_IMAGE = ImageInfo("?", frozenset(), None)  # a user-mapped image we know nothing about
 
@@ -72,7 +83,7 @@ LANGUAGE_SOURCES: dict[str, str] = {
     "gradle": "gradle", "redis": "redis", "postgres": "postgres", "busybox": "busybox",
 }
 JAVA = frozenset({"jdk", "jre"})
-DISTRO_NAMES = frozenset({"debian", "ubuntu", "alpine", "fedora", "centos", "rockylinux", "almalinux",
+DISTRO_NAMES = frozenset({"debian", "ubuntu", "alpine", "fedora", "centos", "rockylinux", "almalinux", "minideb",
                           "amazonlinux", "oraclelinux"})
 DISTRO_REGISTRIES = frozenset({"docker.io", "registry.access.redhat.com", "registry.redhat.io", "quay.io",
                                "public.ecr.aws", "registry.fedoraproject.org"})
@@ -96,7 +107,11 @@ class ImageChoice:
 
     @property
     def info(self) -> ImageInfo:
-        return CHAINGUARD.get(self.name.rsplit("/", 1)[-1], UNKNOWN_IMAGE)
+        name = self.name.rsplit("/", 1)[-1]
+        if name in CHAINGUARD:
+            return CHAINGUARD[name]
+        found = catalog.image(name) if self.kind != "user" or "/" not in self.name else None
+        return _from_data(name, dev=found.dev is not None) if found is not None else UNKNOWN_IMAGE
 
     @property
     def has_dev(self) -> bool:
@@ -131,7 +146,10 @@ def cut_version(tag: str | None, major_only: bool = False) -> str | None:
 def _tag_from(source_tag: str | None, java: bool) -> tuple[str, list[str]]:
     version = cut_version(source_tag, major_only=java)
     if version is not None:
-        return version, []
+        # say so whenever the pin changes: a patch level or a variant suffix (-slim, -alpine) is not kept
+        changed = source_tag not in (version, f"v{version}")
+        return version, [f"tag {source_tag} → {version}: Chainguard tags carry the {'major' if java else 'major.minor'}"
+                         " version only"] if changed else []
     if source_tag in (None, "latest"):
         return "latest", []
     return "latest", [f"tag {source_tag!r} has no version: mapped to latest"]
@@ -161,7 +179,7 @@ def _distroless(base: BaseImage) -> ImageChoice | Unmapped:
     last = (base.name or "").rsplit("/", 1)[-1]
     m = _DISTROLESS.match(last)
     if not m:
-        return Unmapped(f"no Chainguard equivalent known for {base.repository}")
+        return Unmapped(not_in_catalog(base.repository or last, base.repository or last))
     target = DISTROLESS_TARGETS[m.group(1)]
     tag = m.group(2) if target in ("node", "jre") and m.group(2) else "latest"
     debug = "debug" in (base.tag or "")
@@ -210,7 +228,41 @@ def map_base(base: BaseImage, options: MigrationOptions) -> ImageChoice | Unmapp
     if _is_distro(base):
         return ImageChoice(name="wolfi-base", tag="latest", kind="distro",
                            notes=(f"distro base {base.normalized}: its version is not kept",))
-    return Unmapped(f"no Chainguard equivalent known for {repository} (add it to the mapping file's images:)")
+    return _known(base, repository, short) or Unmapped(not_in_catalog(repository, short.removeprefix("docker.io/")))
+
+
+def not_in_catalog(repository: str, short: str) -> str:
+    return (f"{repository} is not in the known catalog (the public Chainguard catalog data and the shipped mappings); "
+            f"Chainguard may still publish an equivalent: map it in a YAML mapping file (`images: {{{short}: "
+            "<Chainguard image>}`) passed with --input mapping=FILE or kept as distroless-mapping.yaml in a "
+            "PLANNER_TASK_CLASS_PATH directory")
+
+
+def _known(base: BaseImage, repository: str, short: str) -> ImageChoice | None:
+    """The shipped mapping (data/extra-images.yaml), else the catalog data's aliases, for an upstream image."""
+    tag, notes = _tag_from(base.tag, False)
+    keys = (short, repository.removeprefix("docker.io/"), repository)
+    extra = next((found for k in keys if (found := catalog.shipped().get(k)) is not None), None)
+    if extra is not None:
+        paid = " — not in the public catalog: it needs a Chainguard subscription or a mirror in your registry" \
+            if extra.catalog == "paid" else ""
+        return ImageChoice(name=extra.image, tag=tag, kind="language",
+                           notes=(f"shipped mapping: {extra.note}{paid}", *notes, *_tag_note(extra.image, tag)))
+    name = next((found for k in keys if (found := catalog.aliases().get(k)) is not None), None)
+    if name is None:
+        return None
+    return ImageChoice(name=name, tag=tag, kind="language",
+                       notes=(f"the Chainguard catalog lists {name} as the equivalent of {short}", *notes,
+                              *_tag_note(name, tag)))
+
+
+def _tag_note(name: str, tag: str) -> tuple[str, ...]:
+    """Say so when the public catalog data does not list the tag written (versioned tags may need a subscription)."""
+    found = catalog.image(name)
+    if found is None or tag in found.tags:
+        return ()
+    return (f"tag {tag} is not among the public catalog data's tags for {name} ({', '.join(found.tags[:4])}): "
+            "check it exists in your registry, or pin one that does",)
 
 
 def without_digest(base: BaseImage) -> BaseImage | None:

@@ -16,12 +16,13 @@ and is an `ItemBlocker` of the migration (the work item is blocked unless keep_u
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
 from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
+from subgraphs.distroless_migration import facts, verify
 from subgraphs.distroless_migration.artifacts import Installed
 from subgraphs.distroless_migration.commands import render_command
 from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
@@ -38,12 +39,13 @@ from subgraphs.distroless_migration.models import (
     UnmappedPackage,
 )
 from subgraphs.distroless_migration.options import MigrationOptions
-from subgraphs.distroless_migration.packages import APT_MANAGERS, PROVIDED_EVERYWHERE, RPM_MANAGERS, runtime_of
+from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, runtime_of
 from subgraphs.distroless_migration.restructure import HEADER, builder_name, render_runtime_stage, runtime_users
 from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, reparsed, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
 
-_LINE = re.compile(r"line \d+: ")
+_LINE = re.compile(r"line \d+: |\b(?:apk|apt-get|apt|yum|dnf|microdnf|tdnf) (?=package)")  # a TODO's text, wherever it
+# is and whichever manager installed the name: a migrated file's apk line keeps the TODO its apt line had
 
 
 class _Migration:
@@ -64,6 +66,7 @@ class _Migration:
         self.has_run = [False] * n
         self.run_lines: list[int] = []  # RUNs still run after rewriting
         self.needs_shell = [False] * n
+        self.needs_root = [False] * n  # a RUN of the stage (or of one built FROM it) writes or installs
         self.installed: list[list[Installed]] = [[] for _ in range(n)]
         self.packages: list[PackageChange] = []
         self.unmapped: list[UnmappedPackage] = []
@@ -73,6 +76,7 @@ class _Migration:
         self.digest_dropped: dict[int, int] = {}  # root stage → its FROM line, where an invalid digest was dropped
         self.froms = FromWords(self.stages, self.df.preamble, self.df.global_args, options, self.editor.replace)
         self.final_indexes = {s.index for s in final_chain(self.df)}
+        self.kept_froms: list[int] = []  # FROM lines of stages left unchanged on purpose (not checked)
 
     def run(self) -> DockerfileMigration:
         if not self.stages:
@@ -95,11 +99,15 @@ class _Migration:
         new_text = self.editor.render()
         if plan.mode == "restructure":
             self._added_stage(new_text, plan)
+        written = {c.new_image for c in self.changes if c.new_image != c.old_image}
+        checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written, self.text) \
+            if new_text != self.text else []
+        checks = [c.model_copy(update={"line": self.editor.origin(c.line)}) for c in checks]  # the user's lines
         return DockerfileMigration(
             path=self.path, new_text=new_text, changed=new_text != self.text, stages=self.changes,
             packages=sorted(self.packages, key=lambda p: p.line), unmapped=sorted(self.unmapped, key=lambda u: u.line),
             runtime=plan.decision, notes=self.notes, blockers=sorted(self.blockers, key=lambda b: b.line),
-            keep_unconverted=self.options.keep_unconverted)
+            keep_unconverted=self.options.keep_unconverted, checks=checks)
 
     # --- images and RUNs ----------------------------------------------------
 
@@ -123,15 +131,14 @@ class _Migration:
         return map_base(fixed, self.options)
 
     def _language_switch(self, root: int, choice: ImageChoice) -> ImageChoice:
-        names = [p.name for s in self.stages if self.root_of[s.index] == root for p in s.packages
-                 if p.manager in APT_MANAGERS | RPM_MANAGERS]
-        found = next(((n, r) for n in names if (r := runtime_of(n)) is not None), None)
-        if found is None:
+        stages = [s for s in self.stages if self.root_of[s.index] == root]
+        names = [p.name for s in stages for p in s.packages if p.manager in APT_MANAGERS | RPM_MANAGERS]
+        runtimes = [(n, r) for n in names if (r := runtime_of(n)) is not None]
+        if not runtimes:
             return choice
-        package, (image, version) = found
-        self.provided[root] = {n: f"the {image} image" for n in names if (r := runtime_of(n)) and r[0] == image}
-        return ImageChoice(name=image, tag=version or "latest", kind="language",
-                           notes=(f"installs {package} on a distro base: moved to the {image} image",))
+        _package, image, version, notes = facts.pick_runtime(stages, runtimes)
+        self.provided[root] = {n: f"the {image} image" for n, r in runtimes if r[0] == image}
+        return ImageChoice(name=image, tag=version or "latest", kind="language", notes=tuple(notes))
 
     def _runs(self) -> None:
         for stage in self.stages:
@@ -166,19 +173,19 @@ class _Migration:
 
     def _run(self, stage: Stage, instruction: Instruction, root: int) -> None:
         later = [(p.line, p.manager, p.name) for p in stage.packages if p.manager in APT_MANAGERS | RPM_MANAGERS]
+        choice = self.choice[root]
         ctx = RunContext(overrides=self.options.mapping.packages, provided=self.provided[root], path=self.path,
-                         later=later)
+                         later=later, wolfi_source=isinstance(choice, ImageChoice) and choice.kind == "chainguard")
         result = rewrite_run(instruction, ctx)
         if instruction.form == "exec" or result.failed:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
-        own = [p for p in stage.packages if p.line == instruction.line]
-        result.packages += [PackageChange(manager="apk", old=p.name, new=[p.name], line=p.source_line,
-                                          note="Alpine name kept: Wolfi names can differ") for p in own
-                            if p.manager == "apk"]
-        if stage.index in self.final_indexes and self._redundant(instruction, result):
-            result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages every "
-                                "Chainguard image has (ca-certificates, tzdata)")
+        runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
+        present = facts.present_in(self.choice.get(root), only_run=len(runs) == 1)
+        if stage.index in self.final_indexes and self._redundant(instruction, result, present):
+            names = sorted({n for p in result.packages for n in p.new})
+            result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages the final image "
+                                f"already has ({', '.join(names)}; Chainguard catalog data)")
             result.raw = None
         if result.raw != instruction.raw:
             self.editor.replace(instruction.line, result.raw or "")
@@ -213,16 +220,19 @@ class _Migration:
                 self.editor.insert_before(instruction.line, f"{indent}{text}\n")
 
     @staticmethod
-    def _redundant(instruction: Instruction, result: RunResult) -> bool:
+    def _redundant(instruction: Instruction, result: RunResult, present: Callable[[str], bool]) -> bool:
         names = [n for p in result.packages for n in p.new]
         return (result.raw is not None and not instruction.heredocs and not result.unmapped and bool(names)
-                and all(n in PROVIDED_EVERYWHERE for n in names) and installs_only(result.raw, len(instruction.flags)))
+                and all(present(n) for n in names) and installs_only(result.raw, len(instruction.flags)))
 
     def _shell_needs(self) -> None:
+        kept = set(self.run_lines)
         for stage in reversed(self.stages):
             children = [s for s in self.stages if s.base.stage_index == stage.index]
             self.needs_shell[stage.index] = self.has_run[stage.index] or any(
                 self.needs_shell[c.index] for c in children)
+            self.needs_root[stage.index] = facts.needs_root(stage, self.rewritten, kept) or any(
+                self.needs_root[c.index] for c in children)
 
     # --- the final stage ----------------------------------------------------
 
@@ -275,6 +285,10 @@ class _Migration:
                 change.notes.append("built FROM an earlier stage: unchanged")
             elif choice is None:
                 change.notes.append("scratch: unchanged")
+            elif isinstance(choice, Unmapped) and facts.copy_source(self.stages, self.final_indexes, stage):
+                self.kept_froms.append(stage.line)
+                change.notes.append(f"left unchanged: only a COPY --from source, whose files are the same whatever the "
+                                    f"rest of the file runs on ({choice.reason.split(';')[0]})")
             elif isinstance(choice, Unmapped):
                 change.notes.append(f"not migrated: {choice.reason}")
             else:
@@ -295,7 +309,7 @@ class _Migration:
         from_ins = stage.instructions[0]
         if new_word != base.raw:
             self.editor.replace(stage.line, replace_image(self.editor.raw(stage.line), base.raw, new_word))
-        if change.dev_variant and not target.choice.info.root and self.needs_shell[stage.index] \
+        if change.dev_variant and not target.choice.info.root and self.needs_root[stage.index] \
                 and not user_root_follows(stage):
             self.editor.insert_after(stage.line, f"{keyword('USER', from_ins)} root\n")
             change.user_root_added = True
@@ -332,6 +346,10 @@ class _Migration:
         root_added = self.changes[chain[0].index].user_root_added and plan.mode == "keep-dev"
         runs_as = final.user if plan.mode != "restructure" else (
             (runtime_users(chain)[-1].value or None) if runtime_users(chain) else None)
+        if root_added and runs_as is None and plan.target is not None and not facts.drops_privileges(chain, self.read):
+            line, user, note = facts.restore_user(chain, self.run_lines, plan.target.name)
+            self.editor.insert_after(line, f"{keyword('USER', chain[0].instructions[0])} {user}\n")
+            plan.decision.notes.append(note)
         if was_root and runs_as is None and not root_added and plan.target and not plan.target.info.root:
             plan.decision.notes.append("the final image now runs as nonroot (uid 65532) where it ran as root: "
                                        "the app can write only to directories it owns")

@@ -47,7 +47,8 @@ class ItemBlocker(_Model):
     """Something the migration could not convert (never dropped: kept as written under a `# TODO(planner):`
     comment). The work item is blocked on it unless the `keep_unconverted` option is set.
 
-    Kinds: unmapped-package, dynamic-package-list, unconverted-command, not-rewritten."""
+    Kinds: unmapped-package, dynamic-package-list, unconverted-command, not-rewritten; check-failed for a
+    build check the written file fails (verify.py), which blocks whatever keep_unconverted says."""
 
     kind: str
     file: str
@@ -101,11 +102,13 @@ class DockerfileMigration(_Model):
     notes: list[str] = Field(default_factory=list)  # dropped steps, Debian-specific commands, parse problems
     blockers: list[ItemBlocker] = Field(default_factory=list)  # what could not be converted, in line order
     keep_unconverted: bool = False  # the user accepted the unconverted commands (kept as written, with TODOs)
+    checks: list[ItemBlocker] = Field(default_factory=list)  # build checks the written file fails (verify.py)
 
     @property
     def blocked(self) -> bool:
-        """The work item cannot succeed: something was not converted and the user did not accept that."""
-        return bool(self.blockers) and not self.keep_unconverted
+        """The work item cannot succeed: the file fails a build check, or something was not converted and the
+        user did not accept that."""
+        return bool(self.checks) or (bool(self.blockers) and not self.keep_unconverted)
 
     def summary(self) -> dict[str, object]:
         from subgraphs.distroless_migration.report import summary

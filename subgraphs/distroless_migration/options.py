@@ -12,6 +12,10 @@ The mapping file is YAML with up to three tables, each optional:
     build_only:             # Wolfi packages needed only to build, never at runtime
       - protobuf-dev
 
+Without `--input mapping=FILE`, a `distroless-mapping.yaml` in a PLANNER_TASK_CLASS_PATH directory (the
+first found) is the mapping file: a fleet keeps its image and package mappings beside its task classes.
+The user's images: come before the shipped mappings (`data/extra-images.yaml`) and the catalog aliases.
+
 Run inputs (`--input NAME=VALUE`): registry, org, mapping=FILE, and keep_unconverted=true|false
 (default false: a Dockerfile with an unmapped package or an unconvertible command is a blocked work item;
 true: those are kept as written under `# TODO(planner):` comments and the item succeeds, listing them).

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import re
 
+from subgraphs.distroless_migration.catalog import everywhere
 from subgraphs.distroless_migration.wolfi_map import APT_MANAGERS as APT_MANAGERS
 from subgraphs.distroless_migration.wolfi_map import RPM_MANAGERS as RPM_MANAGERS
 from subgraphs.distroless_migration.wolfi_map import lookup
 
-PROVIDED_EVERYWHERE = frozenset({"ca-certificates", "ca-certificates-bundle", "tzdata", "wolfi-baselayout"})
+# What every image of the catalog data has (catalog.py: ca-certificates-bundle, wolfi-baselayout), and
+# ca-certificates, installed for that bundle. Not tzdata: most Chainguard images lack it (static has it).
+PROVIDED_EVERYWHERE = everywhere() | {"ca-certificates"}
 BUILD_ONLY = frozenset({
     "build-base", "gcc", "make", "cmake", "autoconf", "automake", "libtool", "pkgconf", "git", "curl", "wget",
     "gnupg", "unzip", "zip", "xz", "bzip2", "patch", "glibc-dev", "linux-headers", "python-3-dev", "py3-pip",
@@ -36,6 +39,7 @@ TOOLS: dict[str, frozenset[str]] = {
     "xz": frozenset({"xz", "unxz"}), "bzip2": frozenset({"bzip2", "bunzip2"}), "patch": frozenset({"patch"}),
     "gnutar": frozenset({"tar"}), "gzip": frozenset({"gzip", "gunzip"}), "findutils": frozenset({"find", "xargs"}),
 }
+DATA_PACKAGES: dict[str, str] = {"tzdata": "/usr/share/zoneinfo"}  # data-only packages: their tree is copied
 RUNTIME_LIBS: dict[str, list[str]] = {  # -dev package → the shared libraries a build may link against
     "postgresql-dev": ["/usr/lib/libpq.so.*"], "libpq": ["/usr/lib/libpq.so.*"],
     "libxml2-dev": ["/usr/lib/libxml2.so.*"], "libxslt-dev": ["/usr/lib/libxslt.so.*", "/usr/lib/libexslt.so.*"],
@@ -75,10 +79,12 @@ def runtime_of(name: str) -> tuple[str, str | None] | None:
 
 
 def role(wolfi: str, build_only: list[str], run_by_build: frozenset[str] = frozenset()) -> str:
-    """'provided' | 'build' | 'library' | 'runtime' for a Wolfi package installed in a final stage;
+    """'provided' | 'build' | 'library' | 'data' | 'runtime' for a Wolfi package installed in a final stage;
     `run_by_build`: the programs that stage's RUN instructions run (see TOOLS)."""
     if wolfi in PROVIDED_EVERYWHERE:
         return "provided"
+    if wolfi in DATA_PACKAGES:
+        return "data"
     if wolfi in build_only:
         return "build"
     if wolfi in TOOLS:

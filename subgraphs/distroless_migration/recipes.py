@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from planner.bundle.model import Bundle
 from planner.chain.recipes import Decline, Recipe, RepoFiles
 from planner.chain.work import WorkItem
@@ -9,7 +11,9 @@ from planner.plan import Edit, Plan
 from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
 from subgraphs.distroless_migration.models import DockerfileMigration
-from subgraphs.distroless_migration.work import deployment_evidence, options_from
+from subgraphs.distroless_migration.work import concerns, deployment_evidence, options_from
+
+_DONE: dict[str, DockerfileMigration] = {}
 
 
 def _migrate(bundle: Bundle, item: WorkItem, files: RepoFiles) -> DockerfileMigration:
@@ -17,10 +21,19 @@ def _migrate(bundle: Bundle, item: WorkItem, files: RepoFiles) -> DockerfileMigr
     path = item.data["path"]
     text = files(path)
     assert text is not None  # match() declined an unreadable file
-    records = item.data["deployment_evidence"] if "deployment_evidence" in item.data else deployment_evidence(bundle)
+    records = item.data["deployment_evidence"] if "deployment_evidence" in item.data else [
+        e for e in deployment_evidence(bundle) if concerns(str(e.get("file", "")), path, e)]
     evidence = [ShellEvidence.model_validate(e) for e in records]
-    return migrate_dockerfile(path, text, options_from(bundle.inputs), files,
-                              files=sorted({*bundle.files, path}), deployment_evidence=evidence)
+    listed = sorted({*bundle.files, path})
+    # match() and apply() both migrate the item: the second call reuses the first's result (same inputs)
+    key = json.dumps([path, text, sorted(bundle.inputs.items()), records, listed], sort_keys=True, default=str)
+    done = _DONE.get(key)
+    if done is None:
+        done = migrate_dockerfile(path, text, options_from(bundle.inputs), files, files=listed,
+                                  deployment_evidence=evidence)
+        _DONE.clear()  # items come one after another: keep only the last (a local keeps threads safe)
+        _DONE[key] = done
+    return done.model_copy(deep=True)
 
 
 class ChainguardMigration(Recipe):

@@ -35,10 +35,14 @@ def summary(m: DockerfileMigration) -> dict[str, object]:
     blockers, kept = len(m.blockers), m.keep_unconverted and bool(m.blockers)
     what = f"{blockers} unconverted, kept as TODO" if kept else f"{blockers} blocker{'s' * (blockers != 1)}"
     unmapped = f"{len(m.unmapped)} kept as written" if kept else f"{len(m.unmapped)} unmapped"
-    line = "; ".join([shown or "no image changes", f"packages {len(m.packages)} mapped, {unmapped}", _final(m), what])
+    parts = [shown or "no image changes", f"packages {len(m.packages)} mapped, {unmapped}", _final(m), what]
+    if m.checks:
+        parts.append(f"{len(m.checks)} build check{'s' * (len(m.checks) != 1)} failed")
+    line = "; ".join(parts)
     return {"path": m.path, "images": images, "packages_mapped": len(m.packages), "packages_unmapped": len(m.unmapped),
             "final_image": m.runtime.image, "shell_free": m.runtime.shell_free, "restructured": m.runtime.restructured,
-            "kept_dev_reasons": len(m.runtime.blockers), "blockers": blockers, "line": line}
+            "kept_dev_reasons": len(m.runtime.blockers), "blockers": blockers, "checks_failed": len(m.checks),
+            "line": line}
 
 
 def _status(m: DockerfileMigration, status: str | None) -> str:
@@ -56,6 +60,13 @@ def _blockers(m: DockerfileMigration) -> list[str]:
     lines = ["", f"### {title}", ""]
     lines += [f"- `{b.file}:{b.line}` [{b.kind}] {b.message}. **Fix:** {b.fix}." for b in m.blockers]
     return lines
+
+
+def _checks(m: DockerfileMigration) -> list[str]:
+    if not m.checks:
+        return []
+    lines = ["", "### Build checks failed (the written file would not build: the item is blocked)", ""]
+    return lines + [f"- `{b.file}:{b.line}` {b.message}. **Fix:** {b.fix}." for b in m.checks]
 
 
 def _stages(m: DockerfileMigration) -> list[str]:
@@ -97,7 +108,7 @@ def _runtime(m: DockerfileMigration) -> list[str]:
 
 def render(m: DockerfileMigration, status: str | None = None) -> str:
     head = [f"## `{m.path}`", "", f"**{_status(m, status)}** · {summary(m)['line']}"]
-    lines = [*head, *_blockers(m), *_stages(m), *_packages(m), *_runtime(m)]
+    lines = [*head, *_checks(m), *_blockers(m), *_stages(m), *_packages(m), *_runtime(m)]
     if m.notes:
         lines += ["", "### Notes", ""] + [f"- {n}" for n in m.notes]
     return "\n".join(lines) + "\n"

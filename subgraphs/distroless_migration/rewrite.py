@@ -15,7 +15,9 @@
   the rewriter did not convert is a blocker too (never an apt-get silently left in the RUN).
 - `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; `usermod -aG GROUP USER` → `addgroup USER GROUP`;
   one that cannot be converted stays and is a blocker. Debian/RHEL-only tools (dpkg, locale-gen, …) too.
-- Alpine `apk` commands stay as written. BuildKit cache mounts of apt's cache are adapted (mounts.py).
+- Alpine `apk add` names go through the same table (alpine.py: g++ → gcc, musl-dev → glibc-dev, the musl
+  compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
+  of apt's cache are adapted (mounts.py).
 
 Exec-form RUNs and files with a non-backslash escape directive are left alone (the caller reports them).
 """
@@ -32,7 +34,7 @@ from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
-from subgraphs.distroless_migration import mounts
+from subgraphs.distroless_migration import alpine, dropping, mounts
 from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
 from subgraphs.distroless_migration.unconverted import MANAGERS, Verdict, classify, pipelines, program_at, shown
@@ -41,6 +43,7 @@ from subgraphs.distroless_migration.users import convert_groupadd, convert_usera
 DROPPED = frozenset({"update", "upgrade", "dist-upgrade", "full-upgrade", "clean", "autoclean", "autoremove",
                      "purge", "remove", "erase", "makecache", "check-update", "distro-sync"})
 INSTALLS = frozenset({"install", "localinstall", "groupinstall"})
+HELPERS = frozenset({"install_packages", "clean-install"})  # apt-get install wrappers of minideb and kind
 _USERS = {"useradd": convert_useradd, "groupadd": convert_groupadd, "usermod": convert_usermod}
 _USERS_FIX = ("add shadow to an apk add line (Wolfi's shadow package has useradd/usermod), or use BusyBox "
               "adduser/addgroup")
@@ -57,6 +60,7 @@ class RunContext:
     convert_users: bool = True
     path: str = "Dockerfile"
     later: list[tuple[int, str, str]] = field(default_factory=list)  # the stage's apt/rpm installs: line, manager, name
+    wolfi_source: bool = False  # the stage already was on a Wolfi image: its apk lines are Wolfi's, left alone
 
     def maps(self, manager: str, name: str) -> bool:
         return name in self.provided or ("$" not in name and wolfi_names(name, manager, self.overrides) is not None)
@@ -152,23 +156,9 @@ class RunRewriter:
         return sum(1 for c in kept if not all(w.text.startswith("<<") or w.text in ("sh", "bash") for w in c.words))
 
     def _drop(self, region: _Region, dropped: set[int]) -> None:
-        """Remove dropped commands with the operators joining them, as runs of consecutive commands."""
-        cmds = region.commands
-        i = 0
-        while i < len(cmds):
-            if i not in dropped:
-                i += 1
-                continue
-            j = i
-            while j + 1 < len(cmds) and j + 1 in dropped:
-                j += 1
-            if j + 1 < len(cmds):
-                self.edits.append((cmds[i].start, cmds[j + 1].start, ""))
-            elif i > 0:
-                self.edits.append((cmds[i - 1].end, cmds[j].end, ""))
-            else:
-                self.edits.append((cmds[i].start, cmds[j].end, ""))
-            i = j + 1
+        """Remove dropped commands, keeping the program's structure (dropping.py)."""
+        parens = [t.start for t in region.tokens if t.kind == "op" and t.text == "("]
+        self.edits += dropping.edits(region.commands, dropped, parens)
 
     def _judged(self, verdict: Verdict, members: list[Command]) -> bool:
         """Apply a pipeline verdict; True when the pipeline is to be dropped."""
@@ -200,6 +190,10 @@ class RunRewriter:
         line = self.line_of(words[k].start)
         if program in APT_MANAGERS | RPM_MANAGERS:
             return self._manager(region, command, k, program, line)
+        if program == "apk":
+            return self._apk(region, command, k, line)
+        if program in HELPERS:
+            return self._helper(region, command, k, line)
         if program == "rm":
             return self._rm(region, words[k + 1:])
         if program in _USERS:
@@ -207,6 +201,46 @@ class RunRewriter:
         elif any(posixpath.basename(w.text) in MANAGERS for w in words[k + 1:]):
             self.block("not-rewritten", line, f"`{shown([command])}` calls a package manager in a way the rewriter "
                        "cannot convert", "write the install as a plain `apk add --no-cache NAMES` with Wolfi names")
+        return True
+
+    def _apk(self, region: _Region, command: Command, k: int, line: int) -> bool:
+        """Alpine's `apk add` with Wolfi names (alpine.py); False when none of its packages is needed."""
+        done = alpine.rewrite_add(command.words[k:], region.before, self.ctx.overrides)
+        if done is None:
+            return True
+        if self.ctx.wolfi_source:  # already Wolfi names and pins: recorded for the roles, never edited
+            self.result.packages += [PackageChange(manager="apk", old=m.name, new=[m.name], line=self.line_of(m.start))
+                                     for m in done.mapped]
+            return True
+        for m in done.mapped:
+            self._record("apk", m.name, m.new, self.line_of(m.start), m.note)
+        for word, offset, kind in done.unmapped:
+            self._unmapped(word, "apk", self.line_of(offset), kind,
+                           "no Wolfi package known: kept as written" if kind == "unmapped-package" else
+                           "a variable or command substitution: its packages cannot be checked, kept as written")
+        virtual = any(w.text in ("-t", "--virtual") or w.text.startswith("--virtual=") for w in command.words[k:])
+        if not done.kept and not virtual:
+            self.result.notes.append(f"line {line}: `apk add` removed: none of its packages is needed on Wolfi")
+            return False
+        self.edits += done.edits
+        return True
+
+    def _helper(self, region: _Region, command: Command, k: int, line: int) -> bool:
+        """`install_packages NAMES` (bitnami/minideb), `clean-install NAMES` (kind): apt-get installs that clean
+        up after themselves, so they become `apk add --no-cache` with the names mapped like apt's."""
+        words = command.words
+        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])
+                             if w.text not in dropping.KEYWORDS]
+        edits.append((words[k].start, words[k].end, "apk add --no-cache"))
+        emitted: set[str] = set()
+        kept = sum(self._package(region, w, "apt-get", emitted, edits) for w in words[k + 1:]
+                   if not w.text.startswith("-") and not _REDIRECT.match(w.raw))
+        edits += [(region.before(w), w.end, "") for w in words[k + 1:] if w.text.startswith("-")]
+        self.result.converted = True
+        self.result.notes.append(f"line {line}: `{words[k].text}` (an apt-get install helper) converted to apk add")
+        if not kept:
+            return False
+        self.edits.extend(edits)
         return True
 
     def _users(self, words: list[Token], program: str, line: int) -> None:
@@ -238,7 +272,9 @@ class RunRewriter:
     def _manager(self, region: _Region, command: Command, k: int, manager: str, line: int) -> bool:
         words = command.words
         grammar = GRAMMARS[manager]
-        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])]
+        # sudo, env and assignments go with the command; shell keywords before it (then, do, …) stay
+        keep = dropping.KEYWORDS
+        edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k]) if w.text not in keep]
         edits.append((words[k].start, words[k].end, "apk"))
         subcommand: str | None = None
         kept = 0

@@ -38,6 +38,8 @@ from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.shell import program_index
 from repocontext.model import Instruction, ShellEvidence, Stage
 from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
+from subgraphs.distroless_migration.catalog import SHELLS as CATALOG_SHELLS
+from subgraphs.distroless_migration.catalog import variant
 from subgraphs.distroless_migration.commands import Spec, healthcheck_command, shell_to_argv, unwrap_shell
 from subgraphs.distroless_migration.entrypoints import for_cmd, is_argument
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for
@@ -315,7 +317,11 @@ class _Decider:
         if not dev:
             self.notes[:0] = [*(artifacts.notes if artifacts else []), *self.fixes]
         decision.image = target.reference(self.ctx.options, dev)
-        decision.shell_free = not dev and not target.info.programs & SHELLS
+        shipped = variant(target.name, False)  # catalog data: does the default image carry busybox or bash?
+        decision.shell_free = not dev and not target.info.programs & SHELLS and not (shipped and shipped.shell)
+        if not dev and shipped is not None and shipped.shell:
+            self.notes.append(f"{decision.image} has no package manager, but the Chainguard catalog data lists "
+                              f"{', '.join(sorted(shipped.packages & CATALOG_SHELLS))} in it: it keeps a shell")
         decision.restructured = mode == "restructure"
         decision.blockers = sorted(self.blockers, key=lambda b: (b.file != self.ctx.path, b.line))
         decision.notes = self.notes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,9 +35,12 @@ def _item(path: str, evidence: list[dict[str, Any]] | None = None) -> WorkItem:
     return WorkItem(id=path, title=f"Migrate {path}", data=data, inputs={"dockerfile": path})
 
 
-def concerns(manifest: str, dockerfile: str) -> bool:
-    """A compose or Kubernetes file is taken to concern the Dockerfiles at or below its own directory (a
-    sample app's compose.yaml builds its app/Dockerfile; a root one may override any image)."""
+def concerns(manifest: str, dockerfile: str, evidence: Mapping[str, Any] | None = None) -> bool:
+    """Compose evidence concerns only the Dockerfile its service builds (`build:` context and dockerfile),
+    never another service's; a service that only names an image concerns none. Kubernetes evidence, which
+    names no build, is taken to concern the Dockerfiles at or below the manifest's own directory."""
+    if evidence is not None and str(evidence.get("detail", "")).startswith("service "):
+        return evidence.get("dockerfile") == dockerfile
     folder = posixpath.dirname(manifest)
     return not folder or dockerfile.startswith(folder + "/")
 
@@ -49,7 +53,7 @@ def list_work(context: Mapping[str, Any], inputs: Mapping[str, str]) -> list[Wor
     evidence = [plain(e) for e in containers.get("shell_evidence", [])
                 if str(e.get("kind", "")).startswith("deployment-")]
     wanted = inputs.get("dockerfile")
-    return [_item(path, [e for e in evidence if concerns(e["file"], path)]) for path in paths
+    return [_item(path, [e for e in evidence if concerns(e["file"], path, e)]) for path in paths
             if not wanted or path == wanted.removeprefix("./")]
 
 
@@ -67,12 +71,24 @@ def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
 _TRUE, _FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off", ""})
 
 
+MAPPING_FILE = "distroless-mapping.yaml"  # a fleet-wide mapping kept beside the user's task classes
+
+
+def task_class_mapping(env: Mapping[str, str] | None = None) -> Path | None:
+    """The first `distroless-mapping.yaml` in a PLANNER_TASK_CLASS_PATH directory, if any."""
+    value = (os.environ if env is None else env).get("PLANNER_TASK_CLASS_PATH") or ""
+    found = (Path(d).expanduser() / MAPPING_FILE for d in value.split(os.pathsep) if d)
+    return next((p for p in found if p.is_file()), None)
+
+
 def options_from(inputs: dict[str, str]) -> MigrationOptions:
-    """--input registry=… org=… mapping=FILE (a user mapping file, YAML) keep_unconverted=true|false."""
+    """--input registry=… org=… mapping=FILE (a user mapping file, YAML) keep_unconverted=true|false.
+    Without mapping=, a distroless-mapping.yaml on the task-class path is the user mapping."""
     mapping = UserMapping()
-    if inputs.get("mapping"):
+    source = Path(inputs["mapping"]).expanduser() if inputs.get("mapping") else task_class_mapping()
+    if source is not None:
         try:
-            mapping = load_mapping(Path(inputs["mapping"]).expanduser())
+            mapping = load_mapping(source)
         except MappingError as exc:
             raise PlannerError(str(exc)) from None
     keep = (inputs.get("keep_unconverted") or "").strip().lower()
