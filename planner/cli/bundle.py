@@ -17,7 +17,7 @@ from planner.config import Settings
 from planner.provenance import ProvenanceRecord
 
 STATUS_STYLE = {
-    "included": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
+    "included": "green", "excerpt": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
     "missing": "red", "denied": "bold red", "duplicate": "dim", "skipped": "dim", "requested": "blue",
     "per_item": "dim cyan",
 }
