@@ -26,7 +26,7 @@ def _compiled(name: str, redis: str) -> str:
     body = ""
     for package, version in sorted(pins):
         pin = f"{package}=={version}"
-        via = "-r requirements/{0}.in".format(name) if package == "redis" else "-r requirements/x.in"
+        via = f"-r requirements/{name}.in" if package == "redis" else "-r requirements/x.in"
         body += f"{pin}{_hashes(pin)}\n    # via {via}\n"
     return header + body
 
