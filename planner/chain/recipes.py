@@ -48,7 +48,8 @@ class RepoFiles:
         # made on it would not round-trip a non-UTF-8 byte. Only a read the bundle did not cover is recorded.
         result = read_repo_file(self.root, path, exact=True)
         if not (path in self._whole and path in self.bundle.files):
-            why = "the bundle holds a cut copy or an excerpt" if path in self.bundle.files else "not in the bundle"
+            cut = "the bundle holds a cut copy or an excerpt"
+            why = cut if path in self.bundle.files else "not loaded in the bundle"
             record = {"file": path, "why": why, "outcome": "read" if result.text is not None else result.status}
             if record not in self.reads:
                 self.reads.append(record)
