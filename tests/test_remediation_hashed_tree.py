@@ -54,3 +54,25 @@ def test_item_bundle_loads_excerpts_not_whole_hashed_files(home: Path, make_repo
     assert bundle.totals.tokens < bundle.totals.max_tokens
     main = bundle.files["requirements/main.txt"]
     assert main.startswith("@@ lines ") and "redis==4.5.3 \\" in main and "pkg-main-000" not in main
+
+
+def test_over_budget_bundle_still_reports_target_advisories_and_commands(
+        home: Path, make_repo: Callable[..., Path], redis_advisory: Path, tccm_dir: Callable[..., Path]) -> None:
+    """The issue's layout as it was: whole hashed files in must_read (~80k tokens against 40k)."""
+    tccm_dir({"vulnerability-remediation": """
+        task_class: vulnerability-remediation
+        version: whole-files
+        extends: vulnerability-remediation
+        must_read:
+          - key: vulnerabilities[package=${inputs.package}]
+          - key: dependencies.${inputs.package}
+          - files_of: dependencies.${inputs.package}
+        """})
+    repo = make_repo(tree())
+    state = dispatch(Settings.from_env(), "vulnerability-remediation", repo, {"package": "redis"},
+                     {"advisories": str(redis_advisory)})
+    [item] = state["outcomes"]
+    assert item["status"] == "needs_regeneration", (item.get("error"), item["status"])
+    assert len([b for b in item["blockers"] if b["kind"] == "regenerate"]) == 6
+    assert any("over budget" in n for n in item["notes"])
+    assert "4.5.4" in item["report"] and "GHSA-8fww-64cx-x8p5" in item["report"]

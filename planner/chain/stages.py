@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planner import service
+from planner.bundle import builder
 from planner.bundle.model import Bundle
 from planner.bundle.request import request
 from planner.bundle.view import open_view
@@ -24,7 +25,7 @@ from planner.errors import BudgetError
 from planner.plan import EditError, Plan, apply_edits
 from planner.state import WorkState
 from planner.taskmodule import for_tccm
-from planner.tccm.model import TCCM
+from planner.tccm.model import TCCM, Budget
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
 
@@ -59,13 +60,24 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
                                             inputs)
     except BudgetError as exc:
         runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
-        return {"inputs": inputs, "pending": "over_budget", "error": exc.message,
-                "stages": [_stage(item, "scope_bundle", "over_budget", exc.message)]}
+        # A recipe decides from the item's data and whole files, not from what fits an LLM's budget: it still
+        # gets a bundle (the same entries, uncapped); only an LLM, which would see it, is never asked.
+        uncapped = _uncapped_bundle(state, runtime.context.settings.home, inputs)
+        return {"inputs": inputs, "bundle": uncapped.model_dump(mode="json"), "over_budget": exc.message,
+                "stages": [_stage(item, "scope_bundle", "over_budget", f"{exc.message}; recipes still run on the "
+                                  "uncapped bundle, no model is asked")]}
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
     return {"bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary], "stages": [_stage(
         item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
+
+
+def _uncapped_bundle(state: WorkState, home: Path, inputs: dict[str, str]) -> Bundle:
+    tccm = TCCM.model_validate(state["tccm"])
+    uncapped = tccm.model_copy(update={"budget": Budget(max_files=100_000, max_tokens=2_000_000,
+                                                        per_file_max_tokens=2_000_000)})
+    return builder.build(uncapped, open_view(Path(state["repo"]), RepoContextStore(home)), inputs)
 
 
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -85,9 +97,16 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
             tried.append(Decline(reason=f"{recipe.ref}: matched, but {problem}"))
             continue
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
+        if state.get("over_budget"):
+            plan.notes.append(f"the bundle an LLM would get for this item is over budget ({state['over_budget']}); "
+                              "the recipe worked from the RepoContext's data and the repository's files")
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
     reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
+    if state.get("over_budget"):  # no model may see an over-budget bundle: the item ends here, saying why
+        return {"plan": None, "declined": [d.model_dump() for d in tried], "pending": "over_budget",
+                "error": state["over_budget"], "stages": [_stage(item, "recipe_match", "no_match", reason,
+                                                                 reads=files.reads)]}
     return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 
