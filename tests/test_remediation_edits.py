@@ -256,12 +256,6 @@ content-hash = "0123456789abcdef"
 """
 
 
-@pytest.mark.parametrize(("package", "target", "old", "new"), [
-    ("pyyaml", "5.4", 'version = "5.3.1"', 'version = "5.4"'),
-    ("urllib3", "1.26.18", "urllib3 = '~1.26.5'", "urllib3 = '~1.26.18'"),
-    ("pytest", "7.4.4", 'pytest = ">=7.0,<7.4"', 'pytest = ">=7.4.4,<7.5"'),
-    ("jinja2", "3.1.3", 'version = "2.11.3"', 'version = "3.1.3"'),
-])
 def test_a_poetry_range_that_allows_the_fix_is_left_and_the_lock_moves(make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"pyproject.toml": POETRY, "poetry.lock": POETRY_LOCK})
     plan, after = plan_for(repo, "PyPI", "requests", "2.31.0")
@@ -269,6 +263,12 @@ def test_a_poetry_range_that_allows_the_fix_is_left_and_the_lock_moves(make_repo
     assert [(a.file, a.command) for a in plan.regenerate] == [("poetry.lock", "poetry update --lock requests")]
 
 
+@pytest.mark.parametrize(("package", "target", "old", "new"), [
+    ("pyyaml", "5.4", 'version = "5.3.1"', 'version = "5.4"'),
+    ("urllib3", "1.26.18", "urllib3 = '~1.26.5'", "urllib3 = '~1.26.18'"),
+    ("pytest", "7.4.4", 'pytest = ">=7.0,<7.4"', 'pytest = ">=7.4.4,<7.5"'),
+    ("jinja2", "3.1.3", 'version = "2.11.3"', 'version = "3.1.3"'),
+])
 def test_poetry_constraints(make_repo: Callable[..., Path], package: str, target: str, old: str, new: str) -> None:
     repo = make_repo({"pyproject.toml": POETRY, "poetry.lock": POETRY_LOCK})
     plan, after = plan_for(repo, "PyPI", package, target)
