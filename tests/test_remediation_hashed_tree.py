@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from pipcompile_tree import NAMES, tree
 
 from planner import service
@@ -76,3 +77,18 @@ def test_over_budget_bundle_still_reports_target_advisories_and_commands(
     assert len([b for b in item["blockers"] if b["kind"] == "regenerate"]) == 6
     assert any("over budget" in n for n in item["notes"])
     assert "4.5.4" in item["report"] and "GHSA-8fww-64cx-x8p5" in item["report"]
+
+
+def test_bundle_preview_without_input_summarises_instead_of_failing(
+        home: Path, make_repo: Callable[..., Path], redis_advisory: Path) -> None:
+    """`dependencies.*` of ~800 packages is over the per-file cap: the preview says so, one line per package."""
+    repo = make_repo(tree())
+    service.gather_repo(Settings.from_env(), repo, options={"advisories": str(redis_advisory)})
+    result = run_cli("bundle", "vulnerability-remediation", "--repo", str(repo), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert any(e["status"] == "per_item" for e in out["entries"])
+    [redis] = [line for line in out["overview"] if line.startswith("redis (PyPI)")]
+    assert redis.startswith("redis (PyPI): declared in requirements/deploy.in:1, requirements/deploy.txt:")
+    assert redis.endswith("(+9 more); installed 4.5.3; vulnerable: GHSA-8fww-64cx-x8p5")
+    assert any(line.endswith("; not vulnerable") for line in out["overview"])
