@@ -25,6 +25,7 @@ from repocontext.osv.index import open_db
 from repocontext.osv.load import fingerprint
 from repocontext.osv.remedy import choose_remedy
 from repocontext.osv.schema import Advisory
+from repocontext.osv.scope import vulnerable_symbols
 from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
@@ -157,7 +158,8 @@ def _fix_choice(db: AdvisoryDB, ecosystem: str, package: str, version: str) -> F
     remedy = choose_remedy(db.for_package(ecosystem, package), ecosystem, package, version)
     # The conclusion only: each finding carries its own ranges, and the package's findings at this version
     # are the advisories the choice clears; repeating them in every finding grew a package's slice as N².
-    return FixChoice(version=remedy.version, same_line=remedy.same_line, reason=remedy.conclusion)
+    return FixChoice(version=remedy.version, same_line=remedy.same_line, reason=remedy.conclusion,
+                     unfixed=remedy.unfixed or None)
 
 
 def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> dict[str, dict[str, Any]]:
@@ -173,8 +175,19 @@ def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> di
         key = advisory_id if per_id[advisory_id] == 1 else f"{advisory_id}/{package}@{version}"
         if key in findings:  # the same package@version in two ecosystems: keep both
             key = f"{advisory_id}/{ecosystem}/{package}@{version}"
-        findings[key] = _finding(hit, ecosystem, package, version).model_copy(update={"remedy": choice}).model_dump()
+        findings[key] = _dumped(_finding(hit, ecosystem, package, version).model_copy(update={"remedy": choice}))
     return dict(sorted(findings.items()))
+
+
+def _dumped(finding: Finding) -> dict[str, Any]:
+    """The finding as stored: the scope and left-over fields only when a record gives them, so every other
+    snapshot stays byte-for-byte what it was."""
+    data = finding.model_dump()
+    if data.get("vulnerable_symbols") is None:
+        data.pop("vulnerable_symbols", None)
+    if isinstance(data.get("remedy"), dict) and data["remedy"].get("unfixed") is None:
+        data["remedy"].pop("unfixed", None)
+    return data
 
 
 def _finding(hit: _Hit, ecosystem: str, package: str, version: str) -> Finding:
@@ -184,6 +197,7 @@ def _finding(hit: _Hit, ecosystem: str, package: str, version: str) -> Finding:
         installed_version=version, fixed=ev.fixed, severity=ev.severity.label or ev.severity.cvss,
         summary=_summary(advisory), direct=hit.direct, files=sorted(hit.files), cvss=ev.severity.cvss,
         score=ev.severity.score, affected_ranges=[i.describe() for i in ev.intervals], all_fixed=ev.all_fixed,
+        vulnerable_symbols=vulnerable_symbols(advisory, ecosystem, package) or None,
     )
 
 
