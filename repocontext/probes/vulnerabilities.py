@@ -175,19 +175,8 @@ def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> di
         key = advisory_id if per_id[advisory_id] == 1 else f"{advisory_id}/{package}@{version}"
         if key in findings:  # the same package@version in two ecosystems: keep both
             key = f"{advisory_id}/{ecosystem}/{package}@{version}"
-        findings[key] = _dumped(_finding(hit, ecosystem, package, version).model_copy(update={"remedy": choice}))
+        findings[key] = _finding(hit, ecosystem, package, version).model_copy(update={"remedy": choice}).model_dump()
     return dict(sorted(findings.items()))
-
-
-def _dumped(finding: Finding) -> dict[str, Any]:
-    """The finding as stored: the scope and left-over fields only when a record gives them, so every other
-    snapshot stays byte-for-byte what it was."""
-    data = finding.model_dump()
-    if data.get("vulnerable_symbols") is None:
-        data.pop("vulnerable_symbols", None)
-    if isinstance(data.get("remedy"), dict) and data["remedy"].get("unfixed") is None:
-        data["remedy"].pop("unfixed", None)
-    return data
 
 
 def _finding(hit: _Hit, ecosystem: str, package: str, version: str) -> Finding:
