@@ -59,7 +59,7 @@ def _known_facts(item: WorkItem) -> list[str]:
     data = item.data or {}
     lines = []
     if data.get("target"):
-        lines.append(f"- target: {data.get('package', '')} {data['target']}".replace("  ", " "))
+        lines.append(f"- target: {' '.join(str(x) for x in (data.get('package'), data['target']) if x)}")
     if data.get("installed"):
         lines.append(f"- installed: {', '.join(map(str, data['installed']))}")
     if data.get("advisories"):
