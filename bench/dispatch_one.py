@@ -1,6 +1,6 @@
 """Benchmark (issue 22 §7): whole-process `planner dispatch` for one package on a ~1,000-file repository.
 
-pythondotorg from ../shared/corpus (1,049 tracked files) at the first case's vulnerable commit; each run is
+pythondotorg from ../shared/corpus (~1,000 tracked files) at a case's vulnerable commit (default: case 2); each run is
 `python -m planner dispatch vulnerability-remediation --repo R --advisories PYPA --input package=P --json`
 as a child process, timed from start to exit (realworld_common.run_dispatch). Cold: a fresh PLANNER_HOME
 (no RepoContext, no compiled advisory index: the dispatch gathers); warm: the same home again, the snapshot
@@ -40,7 +40,8 @@ def _one(args: list[str], home: Path) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--case", type=int, default=1, help="pythondotorg-cases.json case, 1-based")
+    parser.add_argument("--case", type=int, default=2, help="pythondotorg-cases.json case, 1-based (2: django 2.2.24, "
+                        "a same-line fix the recipe patches)")
     parser.add_argument("--package", help="default: the case's package")
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
