@@ -94,3 +94,17 @@ def test_unfixed_advisory_is_reported_with_its_scope_and_the_item_is_not_blocked
     assert "no call of the vulnerable symbols found" not in report  # ssh.Dial is called
     first = report.split("#### Call sites to review", 1)[1].split("\n- ", 1)[1]
     assert first.startswith("`main.go:12:") and "ssh.Dial` — **calls a vulnerable symbol**" in first.split("\n")[0]
+
+
+def test_only_an_unfixable_advisory_names_it_and_its_scope(home: Path, make_repo: Callable[..., Path],
+                                                           tmp_path: Path) -> None:
+    root = tmp_path / "only-unfixed"
+    root.mkdir()
+    (root / "GO-2099-0001.json").write_text(json.dumps(RECORDS[-1]))
+    repo = make_repo({"go.mod": GO_MOD, "go.sum": GO_SUM, "main.go": MAIN})
+    out = json.loads(run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories",
+                             str(root), "--json").stdout)
+    [item] = out["items"]
+    assert item["data"]["unfixed"] == ["GO-2099-0001"] and item["data"]["target"] is None
+    assert "GO-2099-0001 (scoped to golang.org/x/crypto/openpgp) names no fixed version: no upgrade clears it" in (
+        item["error"] or "")
