@@ -171,3 +171,15 @@ def test_headers_of_every_era_give_a_command_to_paste(text: str, path: str, cwd:
     assert header is not None
     assert regeneration(header, path, "redis", "4.5.4") == (cwd, command)
     assert "Make changes" not in header.command and not header.command.endswith(":")
+
+
+@pytest.mark.parametrize(("command", "present", "cwd"), [
+    ("make upgrade", {"Makefile"}, "."),  # the usual: a root Makefile sets CUSTOM_COMPILE_COMMAND
+    ("make upgrade", {"svc/Makefile", "Makefile"}, "svc"),  # the nearest one, from the file's folder up
+    ("make upgrade", set(), "svc/requirements"),  # none known: the file's folder, as before
+    ("./bin/update-deps", {"bin/update-deps"}, "."),
+    ("tox -e pip-compile", {"svc/tox.ini"}, "svc"),
+])
+def test_a_custom_command_runs_where_its_tool_file_is(command: str, present: set[str], cwd: str) -> None:
+    header = header_for(command)
+    assert regeneration(header, "svc/requirements/base.txt", "redis", "4.5.4", present.__contains__) == (cwd, command)

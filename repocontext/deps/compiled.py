@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from repocontext.deps.common import pypi_name, shortest_paths
@@ -235,21 +235,44 @@ def _default_output(sources: list[str]) -> str | None:
     return posixpath.join(posixpath.dirname(first), "requirements.txt")
 
 
-def regeneration(header: CompileHeader, path: str, package: str, version: str) -> tuple[str, str]:
+def regeneration(header: CompileHeader, path: str, package: str, version: str,
+                 exists: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """(directory to run in, command) that regenerates `path` with `package` moved to exactly `version`."""
-    cwd, command = recompile(header, path)
+    cwd, command = recompile(header, path, exists)
     if header.tool == "custom":
         return cwd, command
     return cwd, f"{command} --upgrade-package '{package}=={version}'"
 
 
-def recompile(header: CompileHeader, path: str) -> tuple[str, str]:
+# What a custom compile command's first word needs beside it (`make upgrade` runs where the Makefile is).
+_TOOL_FILES = {"make": ("Makefile", "makefile", "GNUmakefile"), "tox": ("tox.ini",), "nox": ("noxfile.py",),
+               "just": ("justfile", "Justfile"), "invoke": ("tasks.py",), "inv": ("tasks.py",)}
+
+
+def _custom_cwd(command: str, folder: str, exists: Callable[[str], bool] | None) -> str:
+    """Where a custom command can be pasted: the nearest folder, from the file's up to the root, holding the
+    file its tool reads (a Makefile) or the script it names (`./bin/update-deps`); the file's folder when
+    none is known."""
+    words = _words(command)
+    if exists is None or not words:
+        return folder
+    wanted = _TOOL_FILES.get(words[0]) or ((words[0].removeprefix("./"),) if "/" in words[0] else ())
+    here = "" if folder == "." else folder
+    while True:
+        if any(exists(posixpath.join(here, name)) for name in wanted):
+            return here or "."
+        if not here:
+            return folder
+        here = posixpath.dirname(here)
+
+
+def recompile(header: CompileHeader, path: str, exists: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """(directory to run in, command) that regenerates `path` from its edited inputs, keeping every pin
     the inputs still allow (both compilers prefer the versions already in the output file)."""
     folder = posixpath.dirname(path) or "."
     words = _words(header.command)
     if header.tool == "custom":
-        return folder, header.command
+        return _custom_cwd(header.command, folder, exists), header.command
     output = _output_file(words)
     if output is None and header.tool == "uv":  # uv prints to stdout unless -o is given: keep the file
         return folder, f"{header.command} -o {shlex.quote(posixpath.basename(path))}"
