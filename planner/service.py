@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.config import Settings
-from planner.errors import EnvironmentProblem, PlannerError
+from planner.errors import BudgetError, EnvironmentProblem, PlannerError
 from planner.inputs import check_inputs, check_sources
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
@@ -165,6 +165,29 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from None
     return bundle, tccm, record_for(bundle, tccm, view, hot_views=hot)
+
+
+def build_view(settings: Settings, name: str, repo: Path,
+               inputs: Mapping[str, str]) -> tuple[Bundle, TCCM, ProvenanceRecord, list[str] | None]:
+    """`build_bundle` for a person's preview (`planner bundle`): when the bundle is over budget because an
+    input that scopes work items was not given (no `package`: every package's slices at once), the view a
+    dispatch's run gets instead, those entries left per item, and one line per candidate item (None when the
+    bundle fit as it was)."""
+    from planner.taskmodule import for_tccm
+
+    try:
+        bundle, tccm, provenance = build_bundle(settings, name, repo, inputs)
+        return bundle, tccm, provenance, None
+    except BudgetError:
+        tccm = task_class(settings, name)
+        module = for_tccm(tccm.model_dump(mode="json"))
+        scoped = frozenset(module.item_inputs) - set(inputs)
+        if not scoped:
+            raise
+    bundle, tccm, provenance = build_bundle(settings, name, repo, inputs, per_item=scoped)
+    context = RepoContextStore(settings.home).load_lazy(repo_root(repo))
+    lines = (module.overview(context) if context is not None else None) or []
+    return bundle, tccm, provenance, lines
 
 
 def record(settings: Settings, provenance: ProvenanceRecord) -> Path:

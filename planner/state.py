@@ -62,6 +62,7 @@ class WorkState(RunInputs, WorkOutput, total=False):
     plan: Record | None  # Plan.model_dump once a stage produced one
     pending: str  # why no plan yet (e.g. "needs_llm", "over_budget")
     error: str  # the error behind `pending` (e.g. the budget error naming the entries and sizes)
+    over_budget: str  # the budget error of the item's bundle: recipes still run (uncapped bundle), no LLM is asked
     prompt: str  # the exact prompt the LLM stage sent, or would have sent
     declined: list[Record]  # Decline.model_dump per recipe that did not apply ("name@version: reason", file, line)
 

@@ -5,7 +5,9 @@ A subgraph module may define:
 - list_work(context, inputs) -> list[WorkItem]: the work items, listed from the
   RepoContext before any bundle is built (so no budget cut can hide one), with
   ITEM_INPUTS naming the inputs that scope each item's own bundle, and
-  optionally nothing_listed(context, inputs) -> str saying why a run has none;
+  optionally nothing_listed(context, inputs) -> str saying why a run has none,
+  and overview(context) -> list[str]: one line per candidate item, for a
+  run-level view whose per-item entries do not fit the budget;
 - split_work(bundle, inputs) -> list[WorkItem]: what a dispatch fans out over
   when there is no RepoContext to list from (default: one item for the whole task);
 - build_graph() -> a compiled LangGraph graph over TaskState that executes a
@@ -55,6 +57,10 @@ class TaskModule:
     def nothing_listed(self, context: Mapping[str, Any], inputs: dict[str, str]) -> str:
         why = getattr(self.module, "nothing_listed", None)
         return why(context, inputs) if why else "the RepoContext lists no work item for these inputs"
+
+    def overview(self, context: Mapping[str, Any]) -> list[str] | None:
+        summary = getattr(self.module, "overview", None)
+        return None if summary is None else list(summary(context))
 
     def split(self, bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:
         splitter = getattr(self.module, "split_work", None) or self.generic.split_work

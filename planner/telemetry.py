@@ -37,7 +37,7 @@ def usage_rows(state: dict[str, Any]) -> list[tuple[Any, ...]]:
             key = (entry["band"], entry["entry"])
             row = rows.setdefault(key, {"selector": entry["selector"], "loaded": 0, "used": 0, "requested": 0,
                                         "deferred_needed": 0})
-            row["loaded"] |= entry["status"] in ("included", "truncated")
+            row["loaded"] |= entry["status"] in ("included", "excerpt", "truncated")
             row["used"] |= entry["id"] in cited
             row["requested"] |= entry["id"] in requested
             needed = entry["id"] in requested or entry["id"] in cited

@@ -25,6 +25,7 @@ _PAT = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
+_RANKS = 100_256  # entries in cl100k_base.tiktoken
 _SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
             "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
@@ -35,24 +36,48 @@ def _cache_file() -> Path:
     return Path(base) / "tccm-planner" / f"cl100k_base-{CL100K_SHA256[:16]}-py{version}.marshal"
 
 
+def _seal(payload: bytes) -> bytes:
+    """The cache file: the SHA-256 of the source file and of the payload, then the payload."""
+    return bytes.fromhex(CL100K_SHA256) + hashlib.sha256(payload).digest() + payload
+
+
+def _unsealed(cache: Path) -> dict[bytes, int] | None:
+    """The cached ranks, only when the file is ours (this user's, writable by no one else) and both digests
+    match: a truncated, corrupted or foreign file is decoded again from the shipped one, never trusted."""
+    try:
+        info = cache.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None
+        data = cache.read_bytes()
+    except OSError:
+        return None
+    source, digest, payload = data[:32], data[32:64], data[64:]
+    if source != bytes.fromhex(CL100K_SHA256) or hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) and len(ranks) == _RANKS else None
+
+
 def _ranks() -> dict[bytes, int]:
     """The BPE ranks. The shipped file is always read and its SHA-256 checked; decoding its 100k base64
-    lines costs ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.05 s)."""
+    lines costs ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.05 s),
+    sealed with the source's and the payload's SHA-256 and checked on every load (_unsealed)."""
     raw = (resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken").read_bytes()
     if hashlib.sha256(raw).hexdigest() != CL100K_SHA256:
         raise ValueError("cl100k_base.tiktoken does not have the published SHA-256")
     cache = _cache_file()
-    try:
-        ranks = marshal.loads(cache.read_bytes())
-        if isinstance(ranks, dict) and len(ranks) > 100_000:
-            return ranks
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    cached = _unsealed(cache)
+    if cached is not None:
+        return cached
     ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.splitlines() if line)}
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(marshal.dumps(ranks))
+        temporary.write_bytes(_seal(marshal.dumps(ranks)))
+        temporary.chmod(0o600)
         temporary.replace(cache)  # atomic: a concurrent reader sees the old file or the whole new one
     except OSError:
         pass  # a read-only home: decode again next time

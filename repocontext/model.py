@@ -131,6 +131,9 @@ class FixChoice(_Model):
     version: str | None = None  # None: no known fixed version clears every advisory
     same_line: bool = False  # stays in the installed release line (e.g. 3.2.19 → 3.2.20)
     reason: str = ""  # why this version (the advisories it clears are the package's findings at this version)
+    # Affecting advisories no version fixes, left over by the choice; stored only when any (older snapshots and
+    # every finding without one keep their bytes)
+    unfixed: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Finding(_Model):
@@ -151,6 +154,9 @@ class Finding(_Model):
     affected_ranges: list[str] = Field(default_factory=list)  # containing intervals, e.g. ">=3.2, <3.2.20"
     all_fixed: list[str] = Field(default_factory=list)  # every fixed version the advisory names for the package
     remedy: FixChoice | None = None  # the upgrade that clears every advisory on this package@version
+    # Packages / path.Symbol names the record scopes itself to (Go `imports`, `affected_functions`); stored
+    # only when the record names any (repocontext/osv/scope.py)
+    vulnerable_symbols: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Trivia(_Model):

@@ -30,9 +30,12 @@ def pending_result(state: TaskState) -> ItemResult | None:
     pending = state.get("pending") or "failed"
     if pending == "over_budget":
         why = state.get("error") or "the item's must_read does not fit the budget"
-        return ItemResult(item=item, status="over_budget", report=f"### {item.title}\n\n**Over budget:** {why}\n",
-                          error=why, blockers=[Blocker(kind="over-budget", message=why,
-                                                       fix="narrow the TCCM's must_read or raise its budget")])
+        declined = [Decline.model_validate(d) for d in state.get("declined") or []]
+        known = _known_facts(item) + [f"- not planned by a recipe: {d.reason}" for d in declined]
+        facts = "".join(f"{line}\n" for line in known)
+        blocker = Blocker(kind="over-budget", message=why, fix="narrow the TCCM's must_read or raise its budget")
+        return ItemResult(item=item, status="over_budget", error=why, blockers=[blocker],
+                          report=f"### {item.title}\n\n**Over budget:** {why}\n\n{facts}")
     if pending == "not_applicable":
         why = state.get("error") or "the task class has nothing to do here"
         return ItemResult(item=item, status="not_applicable", report=f"### {item.title}\n\nNot applicable: {why}\n",
@@ -53,6 +56,19 @@ def pending_result(state: TaskState) -> ItemResult | None:
            "the exact prompt is saved with the run") if status == "needs_llm" else pending
     return ItemResult(item=item, status=status, report=f"### {item.title}\n\n{why}\n", error=why,
                       prompt=state.get("prompt"))
+
+
+def _known_facts(item: WorkItem) -> list[str]:
+    """What the item's own data already says (a target, advisories), shown even when no plan was made."""
+    data = item.data or {}
+    lines = []
+    if data.get("target"):
+        lines.append(f"- target: {' '.join(str(x) for x in (data.get('package'), data['target']) if x)}")
+    if data.get("installed"):
+        lines.append(f"- installed: {', '.join(map(str, data['installed']))}")
+    if data.get("advisories"):
+        lines.append(f"- advisories: {', '.join(map(str, data['advisories']))}")
+    return lines
 
 
 def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:

@@ -52,19 +52,24 @@ def test_a_dockerfile_over_the_per_file_cap_is_still_migrated(home: Path, make_r
     assert recipe.reads == [{"file": "Dockerfile", "why": "the bundle holds a cut copy", "outcome": "read"}]
 
 
-def test_over_budget_is_judged_per_item_with_exit_3(home: Path, make_repo: Callable[..., Path],
-                                                    tccm_dir: Callable[..., Path]) -> None:
+def test_over_budget_is_judged_per_item_and_never_hides_a_recipe_plan(home: Path, make_repo: Callable[..., Path],
+                                                                      tccm_dir: Callable[..., Path]) -> None:
+    """Issue 22 §1: an item whose LLM bundle is over budget is still planned by a recipe (with a note); only an
+    item no recipe plans ends over_budget (exit 3), with what its data already says."""
     tccm_dir({"distroless-migration": "task_class: distroless-migration\nversion: tight\n"
               "extends: distroless-migration\nbudget: {max_tokens: 420, per_file_max_tokens: 400}\n"})
-    repo = make_repo({"small/Dockerfile": SMALL, "big/Dockerfile": big_dockerfile()})
+    declined = big_dockerfile().replace("FROM python:3.12-slim", "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.10")
+    repo = make_repo({"small/Dockerfile": SMALL, "big/Dockerfile": big_dockerfile(), "odd/Dockerfile": declined})
     result = run_cli("dispatch", "distroless-migration", "--repo", str(repo), "--json")
     out = json.loads(result.stdout)
     assert result.returncode == ExitCode.BUDGET, result.stderr
     status = {i["id"]: i["status"] for i in out["items"]}
-    assert status == {"big/Dockerfile": "over_budget", "small/Dockerfile": "succeeded"}
+    assert status == {"big/Dockerfile": "succeeded", "odd/Dockerfile": "over_budget", "small/Dockerfile": "succeeded"}
     [big] = [i for i in out["items"] if i["id"] == "big/Dockerfile"]
-    assert big["blockers"][0]["kind"] == "over-budget" and "must_read" in big["blockers"][0]["message"]
-    assert "+FROM cgr.dev/chainguard/python" in out["patch"] and "big/Dockerfile" not in out["patch"]
+    assert any("over budget" in n for n in big["notes"]) and "big/Dockerfile" in out["patch"]
+    [odd] = [i for i in out["items"] if i["id"] == "odd/Dockerfile"]
+    assert odd["blockers"][0]["kind"] == "over-budget" and "must_read" in odd["blockers"][0]["message"]
+    assert "+FROM cgr.dev/chainguard/python" in out["patch"] and "odd/Dockerfile" not in out["patch"]
 
 
 def test_a_compose_file_concerns_only_the_dockerfiles_below_it(home: Path, make_repo: Callable[..., Path]) -> None:

@@ -91,8 +91,7 @@ def test_poetry_pyproject_and_lockfile_note(home: Path, make_repo: Callable[...,
     })
     state = _run(repo, advisories, "needs_regeneration", package="requests")  # never a silent success
     assert _fixes(state) == [("poetry.lock", "poetry update --lock requests")]
-    assert '-requests = "^2.30.0"\n+requests = "^2.31.0"\n' in state["patch"]
-    assert "diff --git a/poetry.lock" not in state["patch"]
+    assert not state["patch"]  # `^2.30.0` allows 2.31.0: left as written, only the lock moves (issue 22 §3)
     assert "poetry.lock` must be regenerated" in state["report"] and "poetry update --lock requests" in state["report"]
 
 
@@ -105,8 +104,8 @@ def test_package_json_with_lockfile(home: Path, make_repo: Callable[..., Path], 
     repo = make_repo({"package.json": package_json, "package-lock.json": json.dumps(lock, indent=2) + "\n",
                       "src/index.js": "const _ = require('lodash');\n_.pick({}, ['a']);\n"})
     state = _run(repo, advisories, "needs_regeneration")
-    assert _fixes(state) == [("package-lock.json", "npm install --package-lock-only")]
-    assert '-    "lodash": "^4.17.20"\n+    "lodash": "^4.17.21"\n' in state["patch"]
+    assert _fixes(state) == [("package-lock.json", "npm update lodash --package-lock-only")]
+    assert not state["patch"]  # `^4.17.20` allows 4.17.21: left as written, only the lock moves (issue 22 §3)
     assert "package-lock.json" in state["report"] and "must be regenerated" in state["report"]
     assert "diff --git a/package-lock.json" not in state["patch"]
     assert "src/index.js:2" in state["report"]

@@ -135,3 +135,16 @@ def test_versions_kinds_and_relax() -> None:
     assert policy is not None
     relaxed, notes = effective(policy, {"allow_major": "true"})
     assert relaxed.limits.version_bump == "major" and notes
+
+
+def test_version_bump_compares_what_is_installed_not_a_range_floor(home: Path) -> None:
+    """Issue 22 §3: `redis>=2.8.0,<5.0.0`, installed 4.5.3, fix 4.5.4 is a patch bump, not 2.8.0 → 4.5.4."""
+    policy = Registry(Settings.from_env().task_class_dirs).get("vulnerability-remediation").policy
+    assert policy is not None
+    item = {"data": {"package": "redis", "installed": ["4.5.3"], "target": "4.5.4"}}
+    edits = [{"file": "requirements/main.in", "old": "redis>=2.8.0,<5.0.0\n", "new": "redis>=4.5.4,<5.0.0\n"}]
+    known = {"requirements/main.in": "manifest"}
+    assert check_edits(policy, edits, item, known) == []
+    major = {"data": {"package": "redis", "installed": ["3.5.3"], "target": "4.5.4"}}
+    assert [v.message for v in check_edits(policy, edits, major, known)] == ["redis 3.5.3 → 4.5.4 is a major bump; the "
+                                                                      "limit is minor"]

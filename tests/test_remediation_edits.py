@@ -120,7 +120,9 @@ urllib3==2.0.7 \\
 def test_hash_pinned_file_is_not_edited_but_regenerated(make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"requirements.in": "requests>=2.25  # http\n", "requirements.txt": HASHED})
     plan, after = plan_for(repo, "PyPI", "requests", "2.31.0")
-    assert after == {"requirements.in": "requests>=2.31.0  # http\n"}  # the source is edited, the hashes are not
+    assert after == {}  # the source's range allows 2.31.0 and the compiled pin moves: neither is hand-edited
+    assert any("already allows 2.31.0; left as written: the installed version is pinned in requirements.txt"
+               in n for n in plan.notes), plan.notes
     assert [a.model_dump() for a in plan.regenerate] == [{
         "file": "requirements.txt", "cwd": ".",
         "command": "pip-compile --generate-hashes --output-file=requirements.txt requirements.in "
@@ -254,8 +256,14 @@ content-hash = "0123456789abcdef"
 """
 
 
+def test_a_poetry_range_that_allows_the_fix_is_left_and_the_lock_moves(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"pyproject.toml": POETRY, "poetry.lock": POETRY_LOCK})
+    plan, after = plan_for(repo, "PyPI", "requests", "2.31.0")
+    assert after == {} and plan.edits == []
+    assert [(a.file, a.command) for a in plan.regenerate] == [("poetry.lock", "poetry update --lock requests")]
+
+
 @pytest.mark.parametrize(("package", "target", "old", "new"), [
-    ("requests", "2.31.0", 'requests = "^2.30.0"', 'requests = "^2.31.0"'),
     ("pyyaml", "5.4", 'version = "5.3.1"', 'version = "5.4"'),
     ("urllib3", "1.26.18", "urllib3 = '~1.26.5'", "urllib3 = '~1.26.18'"),
     ("pytest", "7.4.4", 'pytest = ">=7.0,<7.4"', 'pytest = ">=7.4.4,<7.5"'),

@@ -94,3 +94,12 @@ def test_helpers() -> None:
     assert shorten("2.31.1", 2) is None
     assert shorten("3", 3) == "3.0.0"
     assert shorten("3.0.0rc1", 2) is None
+
+
+@pytest.mark.parametrize(("spec", "flavor"), [(">=2.8.0,<5.0.0", "pep440"), ("~=4.5.0", "pep440"),
+                                              ("^4.5.0", "poetry"), ("^4.5.0", "npm"), (">=2.8 <5", "npm")])
+def test_a_range_that_allows_the_target_beside_a_pin_is_left_as_written(spec: str, flavor: str) -> None:
+    result = require(spec, "4.5.4", flavor, pinned_by="requirements/main.txt")  # type: ignore[arg-type]
+    assert (result.status, result.text) == ("loose", spec)
+    assert "pinned in requirements/main.txt" in result.reasons[0]
+    assert require("==4.5.3", "4.5.4", "pep440", pinned_by="x.txt").status == "edited"  # a pin is not a range

@@ -54,8 +54,8 @@ def test_recipe_matches_plans_and_cites(home: Path, make_repo: Callable[..., Pat
     assert any(e.startswith("must_read:0:vulnerabilities") for e in plan.used_entries)
     assert files.reads == []  # the bundle held the whole file
     flask_bundle, flask = _item_and_bundle(settings, repo, "flask")
-    assert recipe.match(flask_bundle, flask, RepoFiles(repo, flask_bundle)) == \
-        "no named fixed version clears every advisory on this package"
+    assert recipe.match(flask_bundle, flask, RepoFiles(repo, flask_bundle)) == (  # an advisory without a fix
+        "PYSEC-2 names no fixed version: no upgrade clears it; remove the dependency or accept the risk")
 
 
 def test_recipe_reads_a_whole_file_the_bundle_holds_cut(home: Path, make_repo: Callable[..., Path],

@@ -21,12 +21,14 @@ from planner.config import Settings
 from planner.dispatch import dispatch
 from planner.errors import ExitCode
 
-PACKAGE_JSON = '{\n  "name": "web",\n  "version": "1.0.0",\n  "dependencies": {\n    "lodash": "^4.17.20"\n  }\n}\n'
+# Exact pins: a range that already allows the fix beside this lock is left as written (only the lock moves,
+# issue 22 §3); these tests are about the plumbing around a tool that rewrites a lock after a manifest edit.
+PACKAGE_JSON = '{\n  "name": "web",\n  "version": "1.0.0",\n  "dependencies": {\n    "lodash": "4.17.20"\n  }\n}\n'
 
 
 def lock(lodash: str = "4.17.20", minimist: str | None = None) -> str:
     """A package-lock.json v3 locking lodash (and minimist) at the given versions."""
-    deps = {"lodash": "^4.17.20", **({"minimist": "^1.2.5"} if minimist else {})}
+    deps = {"lodash": "4.17.20", **({"minimist": "1.2.5"} if minimist else {})}
     packages = {"": {"name": "web", "version": "1.0.0", "dependencies": deps},
                 "node_modules/lodash": {"version": lodash, "integrity": f"sha512-lodash-{lodash}"}}
     if minimist:
@@ -41,11 +43,11 @@ FAKE_NPM = """\
 #!/bin/sh
 echo "fake npm $*" >&2
 [ "$1 $2" = "install --package-lock-only" ] || exit 3
-if grep -q '"lodash": "^4.17.21"' package.json; then
+if grep -q '"lodash": "4.17.21"' package.json; then
   sed -i 's/"version": "4.17.20"/"version": "4.17.21"/; s/sha512-lodash-4.17.20/sha512-lodash-4.17.21/' \\
     package-lock.json
 fi
-if grep -q '"minimist": "^1.2.6"' package.json; then
+if grep -q '"minimist": "1.2.6"' package.json; then
   sed -i 's/"version": "1.2.5"/"version": "1.2.6"/; s/sha512-minimist-1.2.5/sha512-minimist-1.2.6/' \\
     package-lock.json
 fi
@@ -195,7 +197,7 @@ def test_a_lock_that_still_locks_the_old_version_is_named(home: Path, make_repo:
 def test_two_items_regenerating_one_lockfile(home: Path, make_repo: Callable[..., Path], advisories: Path,
                                              monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each item regenerates in its own copy; the later one keeps its manifest edit and names the command."""
-    manifest = PACKAGE_JSON.replace('"^4.17.20"\n', '"^4.17.20",\n    "minimist": "^1.2.5"\n')
+    manifest = PACKAGE_JSON.replace('"4.17.20"\n', '"4.17.20",\n    "minimist": "1.2.5"\n')
     repo = make_repo({"package.json": manifest, "package-lock.json": lock(minimist="1.2.5")})
     monkeypatch.setenv("PATH", tool_dir(tmp_path, {"npm": FAKE_NPM}))
     state = run(repo, advisories, regenerate=True)
@@ -204,7 +206,7 @@ def test_two_items_regenerating_one_lockfile(home: Path, make_repo: Callable[...
         "succeeded", "needs_regeneration", "needs_regeneration")
     assert [(b["file"], b["fix"]) for b in second["blockers"]] == [
         ("package-lock.json", "npm install --package-lock-only")]
-    assert '+    "minimist": "^1.2.6"' in state["patch"] and '+      "version": "4.17.21",' in state["patch"]
+    assert '+    "minimist": "1.2.6"' in state["patch"] and '+      "version": "4.17.21",' in state["patch"]
     assert '+      "version": "1.2.6",' not in state["patch"]  # only the first item's regeneration
 
 

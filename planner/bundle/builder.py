@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner import tokens
-from planner.bundle import files_of, keys, render
+from planner.bundle import excerpt, files_of, keys, render
 from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import BudgetError
@@ -39,6 +39,7 @@ class _Item:
     complete: bool = True  # for keys: False when `body` is only the first part of the rendering
     loaded: str | None = None  # for files: the text as it went into the bundle
     tokens: int | None = None  # for hot-view keys: tokens of the untruncated block, counted when warmed
+    excerpt: str | None = None  # for files_of entries with `lines`: why only part of the file is loaded
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _expand(state: _State, band: BandName, index: int, entry: Entry) -> Iterator
         yield from _expand_key(state, base, entry.key)
         return
     if entry.files_of is not None:
-        yield from _expand_files_of(state, base, entry.files_of)
+        yield from _expand_files_of(state, base, entry.files_of, entry.lines)
         return
     assert entry.glob is not None
     files = state.view.paths.match(entry.glob)
@@ -132,7 +133,7 @@ def _slice_value(state: _State, key: str) -> tuple[str, Any, list[str], str]:
     return resolved.key, resolved.value if resolved.found else None, resolved.notes, "repocontext"
 
 
-def _expand_files_of(state: _State, base: dict[str, Any], key: str) -> Iterator[_Item]:
+def _expand_files_of(state: _State, base: dict[str, Any], key: str, context: int | None) -> Iterator[_Item]:
     band, index = str(base["band"]), int(base["entry"])
     if state.view.context is None:
         yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="selector", target=key, status="missing",
@@ -154,9 +155,21 @@ def _expand_files_of(state: _State, base: dict[str, Any], key: str) -> Iterator[
             yield _Item(BundleEntry(**ident, status="denied", rule=rule,
                                     detail=f"{detail}; secret file ({rule}); never read"))
         elif item.path in state.view.sizes:
-            yield _Item(BundleEntry(**ident, status="included", source="filesystem", detail=detail))
+            yield _excerpted(state, _Item(BundleEntry(**ident, status="included", source="filesystem",
+                                                      detail=detail)), item.lines, context)
         else:
             yield _Item(BundleEntry(**ident, status="missing", detail=f"{detail}; not a file of the repository"))
+
+
+def _excerpted(state: _State, item: _Item, named: list[int], context: int | None) -> _Item:
+    """The item with its body cut to the named lines and their context, when the TCCM asks for an excerpt."""
+    if context is None or not named:
+        return item
+    result = state.view.read(item.entry.target)
+    cut = excerpt.excerpt(result.text, named, context) if result.text is not None else None
+    if cut is not None:
+        item.body, item.excerpt = cut
+    return item
 
 
 def _window(state: _State) -> int:
@@ -184,6 +197,9 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
             return None
         body = result.text
     item.loaded = body
+    if item.excerpt is not None:
+        entry.status = "excerpt"
+        entry.detail = "; ".join(x for x in (entry.detail, item.excerpt) if x)
     text = render.block(entry.id, body)
     limit = state.tccm.budget.per_file_max_tokens
     exact = True
@@ -228,8 +244,13 @@ def _truncated(item_id: str, body: str, limit: int, rendered: bool) -> tuple[str
         room -= size - limit
 
 
+def _seen_key(item: _Item) -> str:
+    """An excerpt of a file does not stand for the whole file a later entry may load."""
+    return f"{'excerpt' if item.excerpt is not None else item.entry.kind}:{item.entry.target}"
+
+
 def _duplicate(state: _State, item: _Item) -> bool:
-    first = state.seen.get(f"{item.entry.kind}:{item.entry.target}")
+    first = state.seen.get(_seen_key(item))
     if first is None:
         return False
     item.entry.status, item.entry.detail, item.entry.source = "duplicate", f"already loaded as {first}", "none"
@@ -240,7 +261,7 @@ def _accept(state: _State, item: _Item, text: str, size: int) -> None:
     item.entry.tokens = size
     state.used_tokens += size
     state.used_files += item.entry.kind == "file"
-    state.seen[f"{item.entry.kind}:{item.entry.target}"] = item.entry.id
+    state.seen[_seen_key(item)] = item.entry.id
     state.blocks.append(text)
     if item.entry.kind == "key":
         state.slices[item.entry.id] = plain(item.value)  # graph state is plain JSON, never a lazy view

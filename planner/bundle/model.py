@@ -6,13 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["included", "truncated", "deferred", "listed", "missing", "denied", "duplicate", "skipped",
+Status = Literal["included", "excerpt", "truncated", "deferred", "listed", "missing", "denied", "duplicate", "skipped",
                  "requested", "per_item"]
 Source = Literal["repocontext", "filesystem", "hot_view", "none"]
 Mode = Literal["repocontext", "bootstrap"]
 BandName = Literal["must_read", "bootstrap", "should_read", "may_read"]
 
-LOADED: frozenset[str] = frozenset({"included", "truncated"})
+LOADED: frozenset[str] = frozenset({"included", "excerpt", "truncated"})
 
 
 class BundleEntry(BaseModel):

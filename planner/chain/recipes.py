@@ -42,13 +42,15 @@ class RepoFiles:
         self.root, self.bundle = Path(repo), bundle
         self.reads: list[dict[str, Any]] = []
         self._whole = {e.target for e in bundle.entries if e.kind == "file" and e.status in WHOLE}
+        self._excerpts = {e.target for e in bundle.entries if e.kind == "file" and e.status == "excerpt"}
 
     def __call__(self, path: str) -> str | None:
         # Always the exact bytes (surrogate-escaped): the bundle's copy is decoded for display, and an edit
         # made on it would not round-trip a non-UTF-8 byte. Only a read the bundle did not cover is recorded.
         result = read_repo_file(self.root, path, exact=True)
         if not (path in self._whole and path in self.bundle.files):
-            why = "the bundle holds a cut copy" if path in self.bundle.files else "not loaded in the bundle"
+            cut = "the bundle holds an excerpt" if path in self._excerpts else "the bundle holds a cut copy"
+            why = cut if path in self.bundle.files else "not loaded in the bundle"
             record = {"file": path, "why": why, "outcome": "read" if result.text is not None else result.status}
             if record not in self.reads:
                 self.reads.append(record)

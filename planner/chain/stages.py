@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planner import service
+from planner.bundle import builder
 from planner.bundle.model import Bundle
 from planner.bundle.request import request
 from planner.bundle.view import open_view
@@ -27,7 +28,7 @@ from planner.recipes import stage as yaml_recipes
 from planner.recipes.engine import RecipeError
 from planner.state import WorkState
 from planner.taskmodule import for_tccm
-from planner.tccm.model import TCCM
+from planner.tccm.model import TCCM, Budget
 from repocontext.store import RepoContextStore
 from subgraphs.base import reader
 
@@ -74,7 +75,13 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
                                                      Path(state["repo"]), inputs, demoted=True)
             note = {"budget_note": exc.message}
         else:
-            return _over_budget(runtime, item, inputs, exc.message)
+            runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
+            # A recipe decides from the item's data and whole files, not from what fits an LLM's budget: it still
+            # gets a bundle (the same entries, uncapped); only an LLM, which would see it, is never asked.
+            uncapped = _uncapped_bundle(state, runtime.context.settings.home, inputs)
+            return {"inputs": inputs, "bundle": uncapped.model_dump(mode="json"), "over_budget": exc.message,
+                    "stages": [_stage(item, "scope_bundle", "over_budget", f"{exc.message}; recipes still run on "
+                                      "the uncapped bundle, no model is asked")]}
     summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
                "entries": [e.model_dump() for e in bundle.entries]}
     if "unavailable" in (record.hot_views or ""):  # Redis failed for this item: the run's provenance says so
@@ -82,12 +89,6 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
     return {**note, "bundle": bundle.model_dump(mode="json"), "inputs": inputs, "bundles": [summary],
             "stages": [_stage(item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
-
-
-def _over_budget(runtime: Runtime[RunContext], item: WorkItem, inputs: dict[str, str], why: str) -> dict[str, Any]:
-    runtime.context.on_event("stage", {"item": item.id, "stage": "scope_bundle", "outcome": "over budget"})
-    return {"inputs": inputs, "pending": "over_budget", "error": why,
-            "stages": [_stage(item, "scope_bundle", "over_budget", why)]}
 
 
 def _declared(state: WorkState, runtime: Runtime[RunContext],
@@ -122,6 +123,13 @@ def _nothing_to_do(state: WorkState, tried: list[Decline]) -> bool:
     return bool(tccm.get("recipes")) and not tried and not tccm.get("flow")
 
 
+def _uncapped_bundle(state: WorkState, home: Path, inputs: dict[str, str]) -> Bundle:
+    tccm = TCCM.model_validate(state["tccm"])
+    uncapped = tccm.model_copy(update={"budget": Budget(max_files=100_000, max_tokens=2_000_000,
+                                                        per_file_max_tokens=2_000_000)})
+    return builder.build(uncapped, open_view(Path(state["repo"]), RepoContextStore(home)), inputs)
+
+
 def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
@@ -146,6 +154,9 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
             tried.append(Decline(reason=f"{recipe.ref}: matched, but {problem}"))
             continue
         runtime.context.on_event("stage", {"item": item.id, "stage": "recipe_match", "outcome": recipe.ref})
+        if state.get("over_budget"):
+            plan.notes.append(f"the bundle an LLM would get for this item is over budget ({state['over_budget']}); "
+                              "the recipe worked from the RepoContext's data and the repository's files")
         return {"plan": plan.model_dump(), "stages": [_stage(
             item, "recipe_match", "matched", f"{recipe.ref} applies", recipe=recipe.ref, reads=files.reads)]}
     if _nothing_to_do(state, tried):
@@ -155,6 +166,10 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
         return {"plan": None, "pending": "not_applicable", "error": why,
                 "stages": [_stage(item, "recipe_match", "not_applicable", why, reads=files.reads, **looked)]}
     reason = "; ".join(d.reason for d in tried) or "no recipes for this task class"
+    if state.get("over_budget"):  # no model may see an over-budget bundle: the item ends here, saying why
+        return {"plan": None, "declined": [d.model_dump() for d in tried], "pending": "over_budget",
+                "error": state["over_budget"], "stages": [_stage(item, "recipe_match", "no_match", reason,
+                                                                 reads=files.reads)]}
     return {"plan": None, "declined": [d.model_dump() for d in tried],
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 

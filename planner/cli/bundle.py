@@ -17,7 +17,7 @@ from planner.config import Settings
 from planner.provenance import ProvenanceRecord
 
 STATUS_STYLE = {
-    "included": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
+    "included": "green", "excerpt": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",
     "missing": "red", "denied": "bold red", "duplicate": "dim", "skipped": "dim", "requested": "blue",
     "per_item": "dim cyan",
 }
@@ -72,6 +72,11 @@ def print_record(record: ProvenanceRecord) -> None:
     )
 
 
+OVERVIEW_NOTE = ("over budget without an input that scopes work items: the entries scoped by it are left to "
+                 "each item's bundle (per_item), as in a dispatch; one line per candidate item (pick one with "
+                 "--input):")
+
+
 def bundle_command(
     task_class: Annotated[str, typer.Argument(help="The task class (see `planner task-classes list`).")],
     repo: Annotated[Path, typer.Option(help="The repository.")] = Path("."),
@@ -81,11 +86,16 @@ def bundle_command(
 ) -> None:
     """Build the Context Bundle a task class would get, record its provenance and show it."""
     settings = Settings.from_env()
-    bundle, _tccm, provenance = service.build_bundle(settings, task_class, repo, parse_inputs(inputs or []))
+    bundle, _tccm, provenance, overview = service.build_view(settings, task_class, repo, parse_inputs(inputs or []))
     path = service.record(settings, provenance)
     if as_json:
-        emit_json({"record_path": str(path), **provenance.model_dump(mode="json"), "text": bundle.text})
+        extra = {} if overview is None else {"overview": overview, "overview_note": OVERVIEW_NOTE}
+        emit_json({"record_path": str(path), **provenance.model_dump(mode="json"), **extra, "text": bundle.text})
         return
     print_record(provenance)
+    if overview is not None:
+        console.print(f"\n{OVERVIEW_NOTE}")
+        for line in overview:
+            console.print(f"  {line}", markup=False, highlight=False)
     if show_text:
         sys.stdout.write("\n" + bundle.text)

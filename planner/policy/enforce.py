@@ -69,9 +69,13 @@ def _bump_rules(policy: Policy, edits: Sequence[Mapping[str, Any]], item: Mappin
         package = data.get("package", "the package")
         found += [(None, package, str(v), str(data["target"]), kind)
                   for v in data.get("installed") or [] if (kind := bump(str(v), str(data["target"])))]
+    # An edit that moves a spec to the item's target is the item's own move, judged above from what is
+    # installed: a range's floor (`redis>=2.8.0,<5.0.0`, installed 4.5.3) is not the version being replaced.
+    own = str(data["target"]) if data.get("target") and data.get("installed") else None
     for edit in edits:
         if kind_of(edit["file"], known) in BUMPED_KINDS:
-            found += [(edit["file"], edit["file"], a, b, kind) for a, b, kind in edit_bumps(edit["old"], edit["new"])]
+            found += [(edit["file"], edit["file"], a, b, kind) for a, b, kind in edit_bumps(edit["old"], edit["new"])
+                      if b != own]
     out, seen = [], set()
     for file, what, old, new, kind in found:
         if BUMP_ORDER[kind] > BUMP_ORDER[limit] and (old, new) not in seen:  # the item's own line comes first

@@ -84,6 +84,11 @@ class Entry(_Strict):
     files_of: str | None = Field(default=None, description=(
         "a RepoContext key whose records name repo files (fields file, path, script, files): those files load, "
         "in record order, each with the key that led to it"))
+    lines: int | None = Field(default=None, ge=0, le=200, description=(
+        "files_of only: load an excerpt instead of the whole file, the lines the records name with this many "
+        "lines of context either side (`lines: 3`), each run headed `@@ lines A-B of N @@`; a file whose "
+        "records name no line, or whose excerpt would not be shorter, loads whole. For big lockfiles and "
+        "hashed pip-compile outputs, which a recipe reads whole from the repository itself"))
     glob: str | None = None
     reason: str | None = Field(default=None, max_length=500)
 
@@ -91,6 +96,8 @@ class Entry(_Strict):
     def _one_selector(self) -> Entry:
         if sum(x is not None for x in (self.key, self.files_of, self.glob)) != 1:
             raise ValueError("an entry needs exactly one of 'key', 'files_of' or 'glob'")
+        if self.lines is not None and self.files_of is None:
+            raise ValueError("'lines' (an excerpt around the named lines) applies to a 'files_of' entry only")
         return self
 
     @field_validator("glob")

@@ -35,27 +35,32 @@ def is_constraints_name(path: str) -> bool:
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first physical line, content) after joining `\\` continuations and dropping comments."""
+    """(first physical line, content) after joining `\\` continuations and dropping comments, by pip's rules
+    (pip/_internal/req/req_file.py join_lines + ignore_comments): a line that *starts* with a comment never
+    continues, and ends a continuation; a line with a trailing comment that ends in `\\` does continue, so
+    the next line becomes part of the comment and pip never sees it."""
     out: list[tuple[int, str]] = []
     start: int | None = None
     parts: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        if start is None:
-            start = number
-        commented = _COMMENT.search(raw) is not None
-        if raw.endswith("\\") and not commented:
-            parts.append(raw[:-1])
+        leading_comment = _COMMENT.match(raw) is not None
+        if raw.endswith("\\") and not leading_comment:
+            start = number if not parts else start
+            parts.append(raw.strip("\\"))  # pip strips backslashes at both ends
             continue
-        parts.append(raw)
-        joined = _COMMENT.sub("", "".join(parts)).strip()
-        if joined:
-            out.append((start, joined))
+        line = " " + raw if leading_comment else raw
+        first = start if parts else number
+        _keep(out, first, "".join([*parts, line]))
         start, parts = None, []
-    if parts:
-        joined = _COMMENT.sub("", "".join(parts)).strip()
-        if joined and start is not None:
-            out.append((start, joined))
+    if parts and start is not None:
+        _keep(out, start, "".join(parts))
     return out
+
+
+def _keep(out: list[tuple[int, str]], number: int, line: str) -> None:
+    content = _COMMENT.sub("", line).strip()
+    if content:
+        out.append((number, content))
 
 
 def _direct_reference(path: str, line: int, value: str, dev: bool, section: str | None = None) -> Dependency | Issue:

@@ -2,8 +2,9 @@
 
 A light scan of the text finds table headers (`[a.b]`, `[[a]]`) and their line
 ranges; keys and string values are then located inside the right table. It
-copes with quoted keys and both string quotes; a value that cannot be placed
-gets no line rather than a wrong one.
+copes with quoted keys and both string quotes; a line inside a multi-line
+string (triple double or single quotes) is never taken for a key or a value; a
+value that cannot be placed gets no line rather than a wrong one.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Table:
 class TomlLines:
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
+        self.in_string: set[int] = set()  # lines that start inside a multi-line string: never a key or a value
         self.tables = self._scan()
         self._key_cache: dict[int, set[str]] = {}
 
@@ -39,6 +41,8 @@ class TomlLines:
         heads: list[tuple[tuple[str, ...], bool, int]] = [((), False, 0)]
         in_string: str | None = None
         for index, line in enumerate(self.lines):
+            if in_string is not None:
+                self.in_string.add(index)
             if in_string is None:
                 head = _HEADER.match(line)
                 if head and len(head.group(1)) == len(head.group(3)):
@@ -84,11 +88,12 @@ class TomlLines:
     def _find_in(self, lo: int, hi: int, keys: tuple[str, ...], value: str | None, skip_header: bool) -> int | None:
         pos = lo + 1 if skip_header else lo
         for key in keys:
-            pos_found = next((i for i in range(pos, hi) if key in self._keys(i)), None)
+            pos_found = next((i for i in range(pos, hi) if i not in self.in_string and key in self._keys(i)), None)
             if pos_found is None:
                 return None
             pos = pos_found
         if value is None:
             return pos + 1
         quoted = (f'"{value}"', f"'{value}'")
-        return next((i + 1 for i in range(pos, hi) if quoted[0] in self.lines[i] or quoted[1] in self.lines[i]), None)
+        return next((i + 1 for i in range(pos, hi) if i not in self.in_string
+                     and (quoted[0] in self.lines[i] or quoted[1] in self.lines[i])), None)

@@ -40,6 +40,7 @@ class Remedy(BaseModel):
     no_fix: bool = False  # affected, and no named fixed version clears every advisory
     affected_by: list[AdvisoryHit] = Field(default_factory=list)
     rejected: list[RejectedCandidate] = Field(default_factory=list)  # candidates below the choice, and why
+    unfixed: list[str] = Field(default_factory=list)  # affecting advisories that name no fix at all: left over
     reason: str = ""  # which advisories affect the installed version, then the conclusion
     conclusion: str = ""  # the conclusion alone (the findings carry the per-advisory ranges)
 
@@ -59,6 +60,12 @@ def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, 
         remedy.no_fix = True
         remedy.reason = f"cannot order the installed version: {exc}"
         return remedy
+    # An advisory whose interval around the installed version never closes (introduced 0, no fix: an
+    # unmaintained subpackage) is cleared by no upgrade: choose against the others, and say it remains.
+    remedy.unfixed = [e.advisory_id for e in hits if _open_ended(e)]
+    if remedy.unfixed:
+        advisories = [a for a in advisories if a.id not in remedy.unfixed]
+        evaluations = [e for e in evaluations if e.advisory_id not in remedy.unfixed]
     candidates = _candidates(scheme, evaluations, floor)
     line = release_line(scheme, installed)
     verdicts = _verdicts(advisories, ecosystem, package, candidates, scheme, installed, line)
@@ -77,6 +84,11 @@ def choose_remedy(advisories: Sequence[Advisory], ecosystem: str, package: str, 
     found = "; ".join(f"{h.advisory_id} affects {remedy.installed} in {', '.join(_hit(h).intervals)}" for h in hits)
     remedy.reason = f"{found}; {remedy.conclusion}"
     return remedy
+
+
+def _open_ended(evaluation: Evaluation) -> bool:
+    return bool(evaluation.intervals) and all(i.fixed is None and i.last_affected is None
+                                              for i in evaluation.intervals)
 
 
 def _verdicts(advisories: Sequence[Advisory], ecosystem: str, package: str, candidates: list[str], scheme: Scheme,
@@ -138,6 +150,19 @@ def _is_pre(scheme: Scheme, version: str) -> bool:
 
 
 def _conclude(remedy: Remedy, candidates: list[str], line: tuple[int, ...]) -> str:
+    chosen = _choice(remedy, candidates, line)
+    if not remedy.unfixed:
+        return chosen
+    ids = ", ".join(remedy.unfixed)
+    if remedy.version is None and not any(h.id not in remedy.unfixed for h in remedy.affected_by):
+        return f"{ids} affect{'s' if len(remedy.unfixed) == 1 else ''} every version from {remedy.installed} on " \
+               "and name no fix: no upgrade clears it"
+    chosen = chosen.replace("that no advisory affects", "that no advisory with a fix affects")
+    one = len(remedy.unfixed) == 1
+    return f"{chosen}; {ids} name{'s' if one else ''} no fix and remain{'s' if one else ''} after it"
+
+
+def _choice(remedy: Remedy, candidates: list[str], line: tuple[int, ...]) -> str:
     line_text = ".".join(map(str, line))
     if remedy.version is None:
         if not candidates:

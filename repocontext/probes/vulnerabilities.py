@@ -25,6 +25,7 @@ from repocontext.osv.index import open_db
 from repocontext.osv.load import fingerprint
 from repocontext.osv.remedy import choose_remedy
 from repocontext.osv.schema import Advisory
+from repocontext.osv.scope import vulnerable_symbols
 from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 
@@ -157,7 +158,8 @@ def _fix_choice(db: AdvisoryDB, ecosystem: str, package: str, version: str) -> F
     remedy = choose_remedy(db.for_package(ecosystem, package), ecosystem, package, version)
     # The conclusion only: each finding carries its own ranges, and the package's findings at this version
     # are the advisories the choice clears; repeating them in every finding grew a package's slice as N².
-    return FixChoice(version=remedy.version, same_line=remedy.same_line, reason=remedy.conclusion)
+    return FixChoice(version=remedy.version, same_line=remedy.same_line, reason=remedy.conclusion,
+                     unfixed=remedy.unfixed or None)
 
 
 def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> dict[str, dict[str, Any]]:
@@ -184,6 +186,7 @@ def _finding(hit: _Hit, ecosystem: str, package: str, version: str) -> Finding:
         installed_version=version, fixed=ev.fixed, severity=ev.severity.label or ev.severity.cvss,
         summary=_summary(advisory), direct=hit.direct, files=sorted(hit.files), cvss=ev.severity.cvss,
         score=ev.severity.score, affected_ranges=[i.describe() for i in ev.intervals], all_fixed=ev.all_fixed,
+        vulnerable_symbols=vulnerable_symbols(advisory, ecosystem, package) or None,
     )
 
 
