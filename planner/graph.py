@@ -46,11 +46,6 @@ def _over_budget(state: WorkState) -> str:
     return "execute" if state.get("pending") == "over_budget" else "recipe_match"
 
 
-def _after_recipes(state: WorkState) -> str:
-    """An over-budget item no recipe planned goes no further: examples and the LLM would need its bundle."""
-    return "execute" if state.get("plan") or state.get("pending") == "over_budget" else "solved_example_rag"
-
-
 def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     """Hand the item to its task class's compiled subgraph."""
     tccm = state["tccm"]
@@ -73,7 +68,8 @@ def build_work_graph() -> Any:
     graph.add_node("execute", execute)
     graph.add_edge(START, "scope_bundle")
     graph.add_conditional_edges("scope_bundle", _over_budget, ["execute", "recipe_match"])
-    graph.add_conditional_edges("recipe_match", _after_recipes, ["execute", "solved_example_rag"])
+    # a settled outcome (not applicable; over budget: no example or model may see that bundle) goes to execute
+    graph.add_conditional_edges("recipe_match", _has_plan("solved_example_rag"), ["execute", "solved_example_rag"])
     graph.add_conditional_edges("solved_example_rag", _after_examples, ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")
     graph.add_edge("execute", END)
