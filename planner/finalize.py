@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from planner import verify as verification
 from planner.bundle.model import Bundle
+from planner.bundle.view import reader
 from planner.chain.examples import SolvedExamples
 from planner.chain.stages import fingerprint
 from planner.chain.work import ItemResult
@@ -24,7 +25,6 @@ from planner.supervisor import PATCHED
 from planner.telemetry import Telemetry, usage_rows
 from repocontext.secrets import redact_tree
 from repocontext.store import RepoContextStore
-from subgraphs.base import reader
 
 
 def _outcomes(state: RunState) -> list[ItemResult]:

@@ -27,11 +27,10 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from planner.bundle.view import read_repo_file
+from planner.bundle.view import read_repo_file, reader
 from planner.chain.work import ItemResult
 from planner.diff import blob_id, file_diff, to_bytes
 from planner.plan import Edit, EditError, apply_edits
-from subgraphs.base import reader
 
 TIMEOUT = 120
 _CLEAN_ENV = {"LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}

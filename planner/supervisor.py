@@ -10,7 +10,7 @@ from langgraph.types import Send
 
 from planner import service
 from planner.bundle.model import Bundle
-from planner.bundle.view import open_view
+from planner.bundle.view import open_view, reader
 from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.context import RunContext
@@ -26,7 +26,6 @@ from planner.state import RunInputs, RunState
 from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore, StoreError
-from subgraphs.base import reader
 
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch

@@ -1,8 +1,9 @@
 """The generic subgraph: runs any task class that exists only as a TCCM (with `worker` instructions).
 
-One work item for the whole task; the plan comes from the chain (in practice
-the LLM, guided by the TCCM's `worker` text); this graph checks that its edits
-apply and writes the item's result and report section.
+One work item for the whole task; the plan comes from the chain (recipes, solved
+examples, then the LLM guided by the TCCM's `worker` text); this graph checks that
+its edits apply and writes the item's result and report section. A flow's
+`regenerate` side-effect is `regenerate` here (subgraphs/relock.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from typing import Any
 from planner.bundle.model import Bundle
 from planner.chain.work import WorkItem
 from planner.state import TaskState
-from subgraphs.base import checked_result, plan_markdown, single_step_graph
+from planner.taskbase import checked_result, plan_markdown, single_step_graph
+from subgraphs.relock import regenerate
+
+__all__ = ["build_graph", "execute", "regenerate", "split_work"]
 
 
 def split_work(bundle: Bundle, inputs: dict[str, str]) -> list[WorkItem]:

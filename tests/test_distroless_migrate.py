@@ -9,6 +9,7 @@ from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
 from subgraphs.distroless_migration.models import DockerfileMigration
 from subgraphs.distroless_migration.options import MigrationOptions, load_mapping
+from subgraphs.distroless_migration.report import render
 
 OPTIONS = MigrationOptions()
 
@@ -633,7 +634,7 @@ CMD ["/venv/bin/python", "/srv/app.py"]
 def test_no_from_and_report(tmp_path: Path) -> None:
     m = migrate_dockerfile("Dockerfile", "# nothing\n", OPTIONS)
     assert m.new_text == "# nothing\n" and not m.changed and m.notes == ["line 1: no FROM instruction"]
-    report = migrate(tmp_path, PY_SINGLE).report_markdown()
+    report = render(migrate(tmp_path, PY_SINGLE))
     assert report.startswith("## `Dockerfile`\n\n**changed** · `python:3.11.4-slim-bookworm` → "
                              "`cgr.dev/chainguard/python:3.11-dev`, + runtime `cgr.dev/chainguard/python:3.11`; "
                              "packages 2 mapped, 0 unmapped; final stage shell-free (restructured); 0 blockers\n")

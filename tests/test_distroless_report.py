@@ -12,6 +12,7 @@ from subgraphs.distroless_migration.models import (
     StageChange,
     UnmappedPackage,
 )
+from subgraphs.distroless_migration.report import render, summary
 
 MIGRATION = DockerfileMigration(
     path="svc/Dockerfile", new_text="", changed=True,
@@ -30,7 +31,7 @@ MIGRATION = DockerfileMigration(
 
 def test_report_lists_every_decision() -> None:
     assert MIGRATION.blocked
-    assert MIGRATION.report_markdown() == """\
+    assert render(MIGRATION) == """\
 ## `svc/Dockerfile`
 
 **blocked** · `python:3.12` → `cgr.dev/chainguard/python:3.12-dev`; packages 1 mapped, 1 unmapped; \
@@ -77,7 +78,7 @@ Notes:
 def test_kept_unconverted_never_reads_unmapped_next_to_a_success() -> None:
     kept = MIGRATION.model_copy(update={"keep_unconverted": True})
     assert not kept.blocked
-    report = kept.report_markdown("succeeded")
+    report = render(kept, "succeeded")
     assert report.startswith("## `svc/Dockerfile`\n\n**succeeded** · `python:3.12` → "
                              "`cgr.dev/chainguard/python:3.12-dev`; packages 1 mapped, 1 kept as written; final stage "
                              "kept -dev (1 reason); 1 unconverted, kept as TODO\n")
@@ -87,7 +88,7 @@ def test_kept_unconverted_never_reads_unmapped_next_to_a_success() -> None:
 
 
 def test_summary_facts() -> None:
-    facts = MIGRATION.summary()
+    facts = summary(MIGRATION)
     assert {k: v for k, v in facts.items() if k != "line"} == {
         "path": "svc/Dockerfile", "images": [{"line": 1, "from": "python:3.12",
                                               "to": "cgr.dev/chainguard/python:3.12-dev", "added": False}],

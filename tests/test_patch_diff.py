@@ -16,7 +16,7 @@ from planner.bundle.view import read_repo_file
 from planner.diff import file_diff, split_lines, to_bytes, unified_diff
 from planner.patchcheck import check_patch, split_patch
 from planner.plan import Edit, apply_edits
-from subgraphs.base import reader
+from planner.taskbase import reader
 
 # Pieces of lines, as bytes: tabs, trailing blanks, a CR or form feed inside a line, a BOM, UTF-8 beyond ASCII,
 # U+2028 (str.splitlines cuts there, git does not) and bytes that are not UTF-8 (Latin-1 é, 0xff).

@@ -13,7 +13,7 @@ from planner.apply import apply_patch
 from planner.chain.work import ItemResult, WorkItem
 from planner.patchcheck import check_patch, gated_files
 from planner.plan import Edit, apply_edits, unified_diff
-from subgraphs.base import reader
+from planner.taskbase import reader
 
 OLD_STYLE = "diff --git a/Dockerfile b/Dockerfile\n--- a/Dockerfile\n+++ b/Dockerfile\n@@ -1,2 +1,3 @@\n FROM a\n" \
             "-RUN b+RUN b\n+FROM c\n\\ No newline at end of file\n"  # what the old difflib wrapper wrote

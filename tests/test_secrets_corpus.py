@@ -27,9 +27,9 @@ from planner.plan import Edit, apply_edits, unified_diff
 from planner.portfolio import collect
 from planner.portfolio.model import Result, Spec
 from planner.runs import EXACT_PATCH, read_state
+from planner.taskbase import reader
 from planner.ui.app import create_app
 from repocontext.secrets import content_rule, path_rule, redact
-from subgraphs.base import reader
 
 pytest_plugins = ["hotviews_fixtures"]
 

@@ -65,6 +65,12 @@ class RepoView:
         return read_repo_file(self.root, rel)
 
 
+def reader(repo: str) -> Any:
+    """The text edits apply to: an exact read, so the patch and the patched files keep the file's bytes."""
+    root = Path(repo)
+    return lambda rel: read_repo_file(root, rel, exact=True).text
+
+
 def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
     """Read a repo file the safe way: no secrets, no symlinks, nothing outside `root`, no binaries.
 

@@ -15,7 +15,7 @@ from planner import service
 from planner.bundle import builder
 from planner.bundle.model import Bundle
 from planner.bundle.request import request
-from planner.bundle.view import open_view
+from planner.bundle.view import open_view, reader
 from planner.chain import llm
 from planner.chain.examples import DEFAULT_THRESHOLD, SolvedExamples
 from planner.chain.recipes import Decline, RepoFiles
@@ -30,7 +30,6 @@ from planner.state import WorkState
 from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM, Budget
 from repocontext.store import RepoContextStore
-from subgraphs.base import reader
 
 
 def _stage(item: WorkItem, stage: str, outcome: str, reason: str, **extra: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@
   `apply.failed` and send the plan back to an action, naming the rule);
 - verify: the repo's test command on the patched tree, in a throwaway copy (planner/verify.py);
 - regenerate: the lockfiles of the manifests the plan edits, rewritten by their own tools in a
-  throwaway copy (relock.py); the plan then holds the regenerated files;
+  throwaway copy (the task module's regenerate, subgraphs/relock.py by default); the plan then holds the
+  regenerated files;
 - regather: a fresh RepoContext for the repository.
 A side-effect the policy does not allow — or one that needs the network (regenerate) under a policy
 without `network: true` — blocks the item with a blocker naming the rule; it is never skipped quietly.
@@ -17,16 +18,15 @@ from typing import Any
 
 from planner import service
 from planner import verify as verification
+from planner.bundle.view import reader
 from planner.errors import PlannerError
-from planner.flow import relock
 from planner.flow.model import END
 from planner.flow.states import Step, Visit
 from planner.plan import Edit, EditError, Plan, apply_edits
 from planner.policy import kinds
 from planner.policy.enforce import check_edits, check_side_effect, from_state
+from planner.taskmodule import REGENERATE_TIMEOUT_S, for_tccm
 from repocontext.store import RepoContextStore, StoreError
-from subgraphs.base import reader
-from subgraphs.vulnerability_remediation.runner import DEFAULT_TIMEOUT
 
 
 def _context(visit: Visit) -> Any:
@@ -82,8 +82,10 @@ def regenerate(visit: Visit) -> dict[str, Any]:
         _patched(visit)
     except EditError as exc:
         return {"ran": False, "ok": False, "failed": True, "error": f"the plan does not apply: {exc}"}
-    timeout = float((visit.state.get("options") or {}).get("regenerate_timeout") or DEFAULT_TIMEOUT)
-    return relock.regenerate(Path(visit.state["repo"]), Plan.model_validate(plan), visit.item.data, timeout)
+    timeout = float((visit.state.get("options") or {}).get("regenerate_timeout") or REGENERATE_TIMEOUT_S)
+    # how to regenerate is the task class's to say (its module, else the generic one): asked through the contract
+    return for_tccm(visit.state["tccm"]).regenerate(Path(visit.state["repo"]), Plan.model_validate(plan),
+                                                    visit.item.data, timeout)
 
 
 def regather(visit: Visit) -> dict[str, Any]:

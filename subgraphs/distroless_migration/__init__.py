@@ -2,7 +2,7 @@
 
 Entry point: `migrate.migrate_dockerfile(path, text, options, read)` → `models.DockerfileMigration`
 (new text, per-stage changes, package mapping, unmapped packages, blockers, the final-stage decision
-with its evidence and reasons, `summary()`, `report_markdown()`). Options and the user mapping file: `options.py`.
+with its evidence and reasons; `report.py` renders and summarises it). Options and the user mapping file: `options.py`.
 
 Decisions (each module's docstring has the details):
 - Images (`images.py`): language images keep major.minor; distro bases → wolfi-base when a shell is

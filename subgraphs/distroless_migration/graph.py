@@ -12,7 +12,8 @@ from typing import Any
 
 from planner.chain.work import Blocker, ItemResult
 from planner.state import TaskState
-from subgraphs.base import checked_result, plan_markdown, single_step_graph
+from planner.taskbase import checked_result, plan_markdown, single_step_graph
+from subgraphs.distroless_migration import report
 from subgraphs.distroless_migration.models import DockerfileMigration
 
 
@@ -38,7 +39,7 @@ def execute(state: TaskState) -> dict[str, Any]:
         if raw:
             migration = DockerfileMigration.model_validate(raw)
             _settle(result, migration)
-            result.report = migration.report_markdown(result.status)
+            result.report = report.render(migration, result.status)
             if result.status == "no_changes":
                 result.report += "\nAlready on Chainguard images: nothing to change.\n"
         else:

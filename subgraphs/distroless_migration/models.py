@@ -109,13 +109,3 @@ class DockerfileMigration(_Model):
         """The work item cannot succeed: the file fails a build check, or something was not converted and the
         user did not accept that."""
         return bool(self.checks) or (bool(self.blockers) and not self.keep_unconverted)
-
-    def summary(self) -> dict[str, object]:
-        from subgraphs.distroless_migration.report import summary
-
-        return summary(self)
-
-    def report_markdown(self, status: str | None = None) -> str:
-        from subgraphs.distroless_migration.report import render
-
-        return render(self, status)

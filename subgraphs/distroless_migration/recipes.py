@@ -9,6 +9,7 @@ from planner.chain.recipes import Decline, Recipe, RepoFiles
 from planner.chain.work import WorkItem
 from planner.plan import Edit, Plan
 from repocontext.model import ShellEvidence
+from subgraphs.distroless_migration import report
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
 from subgraphs.distroless_migration.models import DockerfileMigration
 from subgraphs.distroless_migration.work import concerns, deployment_evidence, options_from
@@ -62,7 +63,7 @@ class ChainguardMigration(Recipe):
         migration = _migrate(bundle, item, files)
         edits = [Edit(file=path, old=files(path) or "", new=migration.new_text, reason="Chainguard migration")] \
             if migration.changed else []
-        summary = migration.summary()
+        summary = report.summary(migration)
         return Plan(summary=f"{path}: {summary['line']}",
                     steps=[f"stage {s.index}: {s.old_image} → {s.new_image}" for s in migration.stages],
                     edits=edits, notes=list(migration.notes),

@@ -1,25 +1,20 @@
-"""What every task subgraph starts from: check a plan's edits against the repo and write an ItemResult."""
+"""The task-module contract's shared part: what every task subgraph starts from — check a plan's edits against
+the repository and write an ItemResult (pending outcomes included), and a one-node subgraph for classes whose
+whole job is checking and reporting a plan. Lives in the engine, so the engine never imports a task class."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from planner.bundle.view import read_repo_file
+from planner.bundle.view import reader
 from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.context import RunContext
 from planner.plan import EditError, Plan, apply_edits
 from planner.state import TaskState, WorkOutput
-
-
-def reader(repo: str) -> Any:
-    """The text edits apply to: an exact read, so the patch and the patched files keep the file's bytes."""
-    root = Path(repo)
-    return lambda rel: read_repo_file(root, rel, exact=True).text
 
 
 def pending_result(state: TaskState) -> ItemResult | None:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.plan import Plan
+from planner.taskbase import reader
 from repocontext.deps.compiled import compile_header, compiled_sources, recompile
-from subgraphs.base import reader
 from subgraphs.vulnerability_remediation.lockfiles import nearest_locks, relock_command
 from subgraphs.vulnerability_remediation.model import LockfileAction
 from subgraphs.vulnerability_remediation.regenerate import log_note, run_actions, with_regenerated
