@@ -2,7 +2,7 @@
 
 For every finished run and every TCCM entry (band + selector) we store whether
 its items were loaded, used (cited by the plan: a recipe's declared reads or
-the LLM's cited entries), requested mid-run, or deferred and then needed. The
+the LLM's cited entries; or drawn on by the item's report), requested mid-run, or deferred and then needed. The
 report aggregates per entry and *suggests* band moves; it never edits a TCCM.
 """
 
@@ -29,7 +29,9 @@ MIN_RUNS = 3  # no suggestion from fewer runs than this
 def usage_rows(state: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per TCCM entry for a finished run (from every bundle the run built)."""
     bundles = [state.get("bundle") or {}, *(state.get("bundles") or [])]
-    cited = {e for r in state.get("outcomes", []) for e in ((r.get("plan") or {}).get("used_entries") or [])}
+    # used: cited by the plan (a recipe's reads, the LLM's citations) or drawn on by the item's report
+    cited = {e for r in state.get("outcomes", [])
+             for e in [*((r.get("plan") or {}).get("used_entries") or []), *(r.get("reported_entries") or [])]}
     requested = {r["entry"] for r in state.get("requests", []) if r.get("outcome") == "loaded"}
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     for bundle in bundles:

@@ -46,3 +46,21 @@ def test_requested_may_read_and_unused_must_read_are_flagged(home: Path, tccm_di
 def test_report_without_runs(home: Path) -> None:
     result = run_cli("learn", "report")
     assert result.returncode == 0 and "no finished runs" in result.stdout
+
+
+def test_the_call_sites_and_tests_a_report_lists_count_as_used(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n",
+                      "app/__init__.py": "",
+                      "app/net.py": "import requests\n\n\ndef fetch(u):\n    return requests.get(u)\n",
+                      "tests/test_net.py": "from app.net import fetch\n\n\ndef test_fetch():\n    assert fetch\n"})
+    advisories = str(Path(__file__).resolve().parents[1] / "examples" / "advisories")
+    for _ in range(3):
+        state = dispatch(Settings.from_env().for_one_run(), "vulnerability-remediation", repo, {},
+                         {"advisories": advisories})
+        assert state["status"] == "succeeded" and "app/net.py:5" in state["report"]
+    telemetry = Telemetry(Settings.from_env().home)
+    stats = {(s.band, s.selector): s for s in telemetry.report("vulnerability-remediation")}
+    telemetry.close()
+    sites = stats[("should_read", "key:call_sites.${inputs.package}")]
+    assert sites.used == 3 and sites.suggestion is None  # not "loaded but rarely used: move to may_read"
+    assert stats[("should_read", "key:tests.by_module")].used == 3

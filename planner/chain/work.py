@@ -56,3 +56,4 @@ class ItemResult(BaseModel):
     prompt: str | None = None  # needs_llm: the exact prompt the LLM stage would have sent
     blockers: list[Blocker] = Field(default_factory=list)  # blocked / needs_regeneration / over_budget: each one named
     refused_patch: str = ""  # blocked by the policy: the diff it refused (never in the run's patch), for review
+    reported_entries: list[str] = Field(default_factory=list)  # bundle entries the item's report drew on
