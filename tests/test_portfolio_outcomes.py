@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import commit_all, git, run_cli
@@ -38,6 +39,7 @@ def _repo(fleet: Path, name: str, files: dict[str, str]) -> None:
     repo = fleet / name
     repo.mkdir(parents=True)
     for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text, encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     commit_all(repo, "initial")
@@ -92,3 +94,38 @@ def test_groups_cover_every_outcome_and_name_the_prompt() -> None:
     assert grouped[2]["repositories"][0]["where"] == "d/Dockerfile:3"
     assert grouped[0]["reason"] == "the plan does not apply"
     assert worst(["succeeded", "not_applicable", "needs_regeneration"]) == "needs_regeneration"
+
+
+TITLE_FIX = """
+task_class: title-fix
+version: 1
+description: Retitle Markdown files from the old name to the new one.
+policy:
+  paths: [README.md]
+recipes:
+  - id: retitle@1
+    files: ["README.md", "docs/*.md"]
+    replace: {pattern: '^# Old name$', with: '# New name'}
+report:
+  columns:
+    - {title: item, value: id}
+"""
+
+
+def test_a_yaml_class_fleet_reads_succeeded_blocked_and_not_applicable(
+        home: Path, tmp_path: Path, tccm_dir: Callable[..., Path]) -> None:
+    tccm_dir({"title-fix": TITLE_FIX})
+    fleet = tmp_path / "fleet"
+    _repo(fleet, "a-readme", {"README.md": "# Old name\n"})
+    _repo(fleet, "b-docs-only", {"README.md": "# Other\n", "docs/guide.md": "# Old name\n"})
+    _repo(fleet, "c-nothing", {"README.md": "# Something else\n"})
+    dispatched, started, _ = portfolio_json("dispatch", "title-fix", "--repos", str(fleet), "--workers", "2")
+    _, summary, _ = portfolio_json("report", started["id"])
+    by_repo = {Path(r["repo"]).name: r["status"] for r in summary["repositories"]}
+    assert by_repo == {"a-readme": "succeeded", "b-docs-only": "blocked", "c-nothing": "not_applicable"}
+    assert summary["status"] == "blocked" and dispatched == 8  # exit code of the worst outcome
+    assert [g["status"] for g in summary["groups"]] == ["blocked", "succeeded", "not_applicable"]
+    blocked = summary["groups"][0]
+    where = blocked["repositories"][0]["where"] or ""
+    assert blocked["reason"].startswith("policy:") and "docs/guide.md" in blocked["reason"] + where
+    assert "recipes match nothing" in summary["groups"][2]["reason"]

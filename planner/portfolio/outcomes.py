@@ -45,6 +45,8 @@ def _reason(outcome: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
         return "no recipe or solved example applies; needs a model or a plan", outcome.get("prompt_path"), None
     if outcome.get("error"):
         return str(outcome["error"]).splitlines()[0][:300], None, None
+    if status == "not_applicable" and outcome.get("notes"):  # why the class has nothing to do here
+        return str(outcome["notes"][0]).splitlines()[0][:300], None, None
     return "", None, None
 
 
