@@ -4,21 +4,15 @@ real server on 127.0.0.1 over real runs. Asserts what a person sees; screenshots
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import SECRET, UIHome, populate
+from ui_support import CHROMIUM, CHROMIUM_ARGS, SECRET, UIHome, needs_chromium, populate, served
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium at /usr/bin/chromium "
-                                "(apt-get install chromium; .ci/run installs it)")
+ARGS = CHROMIUM_ARGS
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -35,23 +29,8 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(ui: UIHome) -> Iterator[str]:
-    import uvicorn
-
-    from planner.hostcheck import HostPolicy, guarded
-    from planner.ui.app import create_app
-
-    port = _free_port()
-    app = guarded(create_app(ui.settings), HostPolicy("127.0.0.1"))  # as `planner ui` serves it
-    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert running.started, "the UI server did not start"
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with served(ui.settings) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

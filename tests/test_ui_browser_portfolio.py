@@ -3,22 +3,14 @@ portfolio's outcome groups, and from a group to a run."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import PortfolioHome, populate_portfolio
+from ui_support import CHROMIUM, CHROMIUM_ARGS, PortfolioHome, needs_chromium, populate_portfolio, served
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium at /usr/bin/chromium "
-                                "(apt-get install chromium; .ci/run installs it)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -29,25 +21,8 @@ def pf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortfolioHome]:
 
 @pytest.fixture(scope="module")
 def server(pf: PortfolioHome) -> Iterator[str]:
-    import uvicorn
-
-    from planner.hostcheck import HostPolicy, guarded
-    from planner.ui.app import create_app
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    app = guarded(create_app(pf.settings), HostPolicy("127.0.0.1"))
-    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert running.started, "the UI server did not start"
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with served(pf.settings) as url:
+        yield url
 
 
 @pytest.fixture
@@ -55,7 +30,7 @@ def page(tmp_path: Path) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         opened = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
         yield opened
         opened.screenshot(path=str(tmp_path / "last.png"), full_page=True)

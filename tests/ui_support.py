@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import textwrap
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,3 +177,36 @@ def populate_portfolio(root: Path, monkeypatch: pytest.MonkeyPatch) -> Portfolio
     alone = dispatch(settings, "vulnerability-remediation", _repo(root / "alone", shop), {},
                      {"advisories": advisories})
     return PortfolioHome(settings, env, spec.id, members, alone["run_id"])
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium at /usr/bin/chromium "
+                                    "(apt-get install chromium; .ci/run installs it)")
+
+
+@contextmanager
+def served(settings: Settings) -> Iterator[str]:
+    """`planner ui` over `settings` on a free loopback port, as the command serves it (Host check included)."""
+    import uvicorn
+
+    from planner.hostcheck import HostPolicy, guarded
+    from planner.ui.app import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    app = guarded(create_app(settings), HostPolicy("127.0.0.1"))
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not running.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running.started, "the UI server did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(timeout=10)
