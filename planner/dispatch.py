@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +52,8 @@ def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunS
         raise Interrupted(f"interrupted: resume with `planner runs resume {run_id}`", run_id=run_id) from None
     except Exception as exc:
         runs.set_status(run_id, "failed")
+        if os.environ.get("PLANNER_DEBUG"):  # the traceback the user asked for, before it becomes one line
+            traceback.print_exc()
         raise PlannerError(f"run {run_id} stopped in a node: {exc.__class__.__name__}: {exc}; "
                            f"`planner runs resume {run_id}` retries from the last checkpoint",
                            ExitCode.FAILED, run_id=run_id) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from planner.errors import EnvironmentProblem
@@ -10,14 +11,22 @@ from planner.errors import EnvironmentProblem
 
 def open_db(path: Path, schema: str, what: str, timeout: float = 30) -> sqlite3.Connection:
     """A connection to `path` with `schema` applied; any failure is one EnvironmentProblem line naming `what`."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=timeout)
-        durable_enough(db)
-        db.executescript(schema)
-    except (OSError, sqlite3.Error) as exc:
-        raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
-    return db
+    for attempt in range(8):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=timeout)
+            durable_enough(db)
+            db.executescript(schema)
+            return db
+        except sqlite3.OperationalError as exc:
+            # many processes creating one store at once: SQLite may answer "locked" without waiting (the switch
+            # to WAL); try again shortly rather than fail a run over it
+            if "locked" not in str(exc) or attempt == 7:
+                raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
+            time.sleep(0.05 * 2 ** attempt)
+        except (OSError, sqlite3.Error) as exc:
+            raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
+    raise AssertionError("unreachable")
 
 
 def durable_enough(db: sqlite3.Connection) -> None:

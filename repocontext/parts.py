@@ -118,7 +118,10 @@ def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping
         if missing:
             raise StoreError(f"parts of the previous RepoContext under {directory} were removed by a concurrent "
                              f"gather ({missing[0]}…); gather again")
-        atomic_write(directory / name, body)
+        if not (directory / name).is_file():
+            # The name is the body's digest: an existing file holds these very bytes, and replacing it would
+            # give the name a new inode, so a reader's lease (a lock on the old inode) would no longer keep it
+            atomic_write(directory / name, body)
         try:
             previous = current(directory)
         except StoreError:

@@ -10,6 +10,7 @@ it only saves work, it never decides a result.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ class ProbeCache:
                removed: Mapping[str, list[str]]) -> None:
         try:
             try:
-                self._write_once(cleared, added, removed)
+                self._write_locked(cleared, added, removed)
             except sqlite3.DatabaseError as exc:
                 if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full: not damage
                     raise
@@ -95,6 +96,21 @@ class ProbeCache:
                 self._write_once(cleared, added, removed)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot write the probe cache {self.path} ({exc})") from exc
+
+    def _write_locked(self, cleared: list[str] | None, added: Mapping[str, Mapping[str, Any]],
+                      removed: Mapping[str, list[str]]) -> None:
+        """_write_once, again after a moment when another process holds the database: SQLite answers "locked"
+        at once, without waiting out its busy timeout, when many connections open a fresh WAL database together
+        (twenty dispatches on a new home did)."""
+        for attempt in range(8):
+            try:
+                self._write_once(cleared, added, removed)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 7:
+                    raise
+                self.close()  # a connection that failed half-way through its set-up is not reused
+                time.sleep(0.05 * 2 ** attempt)
 
     def _write_once(self, cleared: list[str] | None, added: Mapping[str, Mapping[str, Any]],
                     removed: Mapping[str, list[str]]) -> None:
