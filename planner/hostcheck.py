@@ -67,22 +67,27 @@ class HostPolicy:
         return address.is_loopback and self.address is not None and self.address.is_loopback
 
 
+async def refuse(send: Send, status: int, message: str) -> None:
+    """Answer a plain-text error without reaching the app (the Host check here, the Origin check of MCP)."""
+    body = message.encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def guarded(app: ASGIApp, policy: HostPolicy) -> ASGIApp:
     """`app` behind the Host check: a request under another name gets 400 and never reaches it."""
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            headers = dict(scope.get("headers") or [])
-            host = headers.get(b"host", b"").decode("latin-1")
-            if not policy.allows(host) and scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-                return
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
             if not policy.allows(host):
-                body = b"invalid Host header: this server answers only the names it was started under\n"
-                await send({"type": "http.response.start", "status": 400,
-                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await refuse(send, 400, "invalid Host header: this server answers only the names it was "
+                                            "started under\n")
                 return
         await app(scope, receive, send)
 

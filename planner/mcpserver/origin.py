@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from planner.hostcheck import ASGIApp, HostPolicy, Receive, Scope, Send
+from planner.hostcheck import ASGIApp, HostPolicy, Receive, Scope, Send, refuse
 
 
 def origin_checked(app: ASGIApp, policy: HostPolicy) -> ASGIApp:
@@ -17,11 +17,7 @@ def origin_checked(app: ASGIApp, policy: HostPolicy) -> ASGIApp:
         if scope["type"] == "http":
             origin = dict(scope.get("headers") or []).get(b"origin", b"").decode("latin-1")
             if origin and not policy.allows(urlsplit(origin).netloc or "-"):
-                body = b"cross-origin request refused: this server answers only its own origins\n"
-                await send({"type": "http.response.start", "status": 403,
-                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await refuse(send, 403, "cross-origin request refused: this server answers only its own origins\n")
                 return
         await app(scope, receive, send)
 
