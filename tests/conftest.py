@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and _required() & set(_skip_groups(reporter)) and exitstatus == 0:
         session.exitstatus = 1
+
+
+def free_port() -> int:
+    """A loopback port no one listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def planner_server(args: list[str], port: int, env: dict[str, str],
+                   cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m planner ARGS` serving on `port`, yielded once it accepts connections (a state, polled with a
+    deadline: a server that exits first fails the test with its stderr); terminated afterwards."""
+    proc = subprocess.Popen([sys.executable, "-m", "planner", *args], env=env, cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+                assert time.monotonic() < deadline, f"planner {args[0]} did not listen on {port} within 60 s"
+                time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -6,7 +6,6 @@ The fixtures themselves are in hotviews_fixtures.py (loaded with `pytest_plugins
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -14,18 +13,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from conftest import free_port
 
 from planner.hotviews import backend, naming, parsed, tccms
 
 INSTALL_HINT = ("the hot-view tests need a real Redis: install redis-server (Debian/Ubuntu: "
                 "`apt-get install -y redis-server`; macOS: `brew install redis`) or set PLANNER_TEST_REDIS_URL "
                 "to a server the tests may write to (.ci/run does this)")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

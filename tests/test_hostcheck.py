@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import http.client
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import free_port, planner_server
 
 from planner.hostcheck import HostPolicy, host_name
 
@@ -38,31 +35,12 @@ def test_the_policy_for_loopback_and_for_every_interface(monkeypatch: pytest.Mon
     assert HostPolicy("127.0.0.1").allows("box.lan:1")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def ui_server(home: Path) -> Iterator[int]:
-    port = _free_port()
-    env = {**os.environ, "PLANNER_DAEMON": "off"}
-    proc = subprocess.Popen([sys.executable, "-m", "planner", "ui", "--port", str(port), "--allow-host", "box.lan"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.1)
+    port = free_port()
+    with planner_server(["ui", "--port", str(port), "--allow-host", "box.lan"], port,
+                        {**os.environ, "PLANNER_DAEMON": "off"}):
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _get(port: int, host: str) -> tuple[int, bytes]:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from conftest import free_port, planner_server
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -241,29 +240,12 @@ def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, 
                        capture_output=True, timeout=60)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(home: Path) -> Any:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "planner", "mcp", "--http", "--port", str(port),
-                             "--allow-host", "planner.test"], env=_env(home),
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            time.sleep(0.1)
-    yield port
-    proc.terminate()
-    proc.wait(timeout=30)
+    port = free_port()
+    with planner_server(["mcp", "--http", "--port", str(port), "--allow-host", "planner.test"], port, _env(home),
+                        cwd=ROOT):
+        yield port
 
 
 def test_streamable_http_serves_the_tools_and_checks_host_and_origin(http_server: int) -> None:

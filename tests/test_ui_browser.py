@@ -3,7 +3,6 @@ real server on 127.0.0.1 over real runs. Asserts what a person sees; screenshots
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,6 @@ pytestmark = needs_chromium
 def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIHome]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         yield populate(tmp_path_factory.mktemp("ui-browser"), monkeypatch)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import textwrap
 import threading
 import time
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, write_files
+from conftest import commit_all, free_port, git, write_files
 from fake_llm import fake_planner
 
 from planner.config import Settings
@@ -194,9 +193,7 @@ def served(settings: Settings) -> Iterator[str]:
     from planner.hostcheck import HostPolicy, guarded
     from planner.ui.app import create_app
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     app = guarded(create_app(settings), HostPolicy("127.0.0.1"))
     running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=running.run, daemon=True)
