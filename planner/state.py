@@ -14,6 +14,10 @@ from typing import Annotated, Any, TypedDict
 Record = dict[str, Any]
 
 
+# The statuses a work item can end with that need a person, worst first: a run takes the worst of its items'
+# (supervisor.join), a fleet report orders its groups by it (portfolio/outcomes.py extends it).
+SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration")
+
 class RunInputs(TypedDict, total=False):
     """What every level shares: the run's identity, inputs, TCCM and bundle (a Send carries these)."""
 

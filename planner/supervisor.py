@@ -22,15 +22,15 @@ from planner.policy.enforce import from_state
 from planner.policy.gate import gate
 from planner.recipes import work as work_items
 from planner.recipes.engine import RecipeError
-from planner.state import RunInputs, RunState
+from planner.state import SEVERITY, RunInputs, RunState
 from planner.taskmodule import for_tccm
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore, StoreError
 
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch
-SEVERITY = ("failed", "over_budget", "needs_llm", "blocked", "needs_regeneration")  # worst first
-# not_applicable and no_changes are below every one of these: a run is not_applicable only when all is
+# A run takes the worst of its items' statuses by SEVERITY (planner/state.py); not_applicable and no_changes
+# rank below all of them: a run is not_applicable only when every item is.
 
 
 def _failed(state: RunState) -> bool:

@@ -9,9 +9,11 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from planner.state import SEVERITY as ITEM_SEVERITY
+
 # worst first: what needs a person before what is done (and a change made before nothing to do)
-SEVERITY = ("error", "failed", "over_budget", "needs_llm", "blocked", "needs_regeneration", "interrupted",
-            "running", "queued", "pending", "succeeded", "not_applicable", "no_changes")
+SEVERITY = ("error", *ITEM_SEVERITY, "interrupted", "running", "queued", "pending", "succeeded", "not_applicable",
+            "no_changes")
 
 
 def rank(status: str) -> int:
