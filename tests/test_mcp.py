@@ -192,11 +192,14 @@ def test_bundle_builds_and_unknown_ids(make_repo: Callable[..., Path], home: Pat
         async with _stdio(home) as client:
             context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo),
                                   inputs={"package": "requests"})
-            assert context["mode"] == "bootstrap" and "planner gather" in (
-                await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})).content[0].text
+            other = await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})
+            assert context["mode"] == "bootstrap" and "planner gather" in other.content[0].text
             build = await _call(client, "get_workflow_context", workflow_id=context["bundle_id"])
             assert build["kind"] == "bundle" and build["next_steps"][0].startswith("dispatch it")
-            noted = await _call(client, "record_workflow_decision", workflow_id=context["bundle_id"][:17],
+            # the shortest prefix that names this bundle and not the other (both may be made in one second)
+            mine, theirs = context["bundle_id"], (other.structured_content or {}).get("bundle_id") or ""
+            unique = next(i for i in range(len(mine)) if i >= len(theirs) or mine[i] != theirs[i]) + 1
+            noted = await _call(client, "record_workflow_decision", workflow_id=mine[:unique],
                                 decision_type="scope", decision="only requests", rationale="the rest can wait")
             assert noted["run_id"] == context["bundle_id"]  # a unique prefix names it
             assert "does not exist" in await _error(client, "request_may_read", bundle_id="nope", entry="x")
