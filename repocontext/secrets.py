@@ -23,6 +23,17 @@ _RULES: Rules = shipped()
 CONTENT_RULES: tuple[ValueRule, ...] = _RULES.values
 _DENYING = tuple(rule for rule in CONTENT_RULES if rule.deny != "never")
 MARKER = "REDACTED-{}"
+
+
+def _minimal(needles: set[bytes]) -> tuple[bytes, ...]:
+    """The needles no shorter one is part of: a text holds any of `needles` exactly when it holds one of these."""
+    kept = sorted(needles, key=len)
+    return tuple(n for i, n in enumerate(kept) if not any(m in n for m in kept[:i]))
+
+
+# One pass of these over a file tells whether any rule could hit: most files hold none (545 of 875 text
+# files of a Django site), and `scrub` then skips the denying and the redacting checks.
+_ANY_NEEDLE = _minimal({needle for rule in CONTENT_RULES for needle in rule.byte_needles})
 RULES_DIGEST = _RULES.digest  # in every probe's fingerprint and cache slot: new rules, new reads
 
 
@@ -147,6 +158,8 @@ def redact_tree(value: Any) -> Any:
 def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:
     """(text, denying rule) of a file's bytes: (None, rule) when the file is denied, else its text decoded
     (errors replaced) with every secret value redacted."""
+    if not any(needle in data for needle in _ANY_NEEDLE):  # the common case: nothing to deny or redact
+        return data.decode("utf-8", errors="replace"), None
     denied = content_rule_of_bytes(data, path)
     if denied:
         return None, denied

@@ -46,6 +46,7 @@ from repocontext.parallel import gc_paused
 from repocontext.paths import split_path
 from repocontext.probe import ABSENT, CannotIncrement, PerFileProbe, ProbeContext, ProbeOutput
 from repocontext.probes.call_sites_delta import Classified, FileSites, patch_groups
+from repocontext.secrets import redact
 
 PY_GLOBS = ("**/*.py",)
 JS_GLOBS = ("**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx", "**/*.ts", "**/*.tsx")
@@ -143,6 +144,23 @@ def scan_source(path: str, text: str) -> FileScan:
     if language == "js":
         return js.scan_js(text, js.grammar_for(path))
     return go.scan_go(text) if language == "go" else FileScan()
+
+
+def redacted_scan(scan: dict[str, Any]) -> dict[str, Any]:
+    """A scan of unredacted source (`ProbeContext.read_source`) with every secret-looking value in what it
+    keeps (module and symbol names, imports, the error) redacted, so no secret enters the RepoContext."""
+    strings = {text for row in scan["sites"] for text in row[:2]}
+    strings.update(scan["imports"])
+    if scan["error"]:
+        strings.add(scan["error"])
+    changed = {text: redact(text) for text in strings}
+    changed = {text: new for text, new in changed.items() if new is not text and new != text}
+    if not changed:
+        return scan
+    sites = [[changed.get(row[0], row[0]), changed.get(row[1], row[1]), *row[2:]] for row in scan["sites"]]
+    return {**scan, "sites": sites,
+            "imports": [changed.get(text, text) for text in scan["imports"]],
+            "error": changed.get(scan["error"], scan["error"]) if scan["error"] else scan["error"]}
 
 
 def scanned(path: str, result: Any, layout: Layout) -> FileScan | None:
@@ -287,8 +305,8 @@ class CallSitesProbe(PerFileProbe):
         manifest = analyze_manifest(ctx, record.path)
         if manifest is not None:
             return manifest
-        text = ctx.read_text(record.path) if language_of(record.path) else None
-        return None if text is None else scan_source(record.path, text).as_json()
+        text = ctx.read_source(record.path) if language_of(record.path) else None
+        return None if text is None else redacted_scan(scan_source(record.path, text).as_json())
 
     def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
         layout = RepoLayout.from_results(results)

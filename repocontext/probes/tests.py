@@ -32,6 +32,7 @@ from repocontext.probes.call_sites import (
     analyze_manifest,
     gc_paused,
     language_of,
+    redacted_scan,
     scan_source,
 )
 from repocontext.probes.tests_common import Resolver, TestFile, directory, entry_of, make_test
@@ -97,13 +98,13 @@ class TestsProbe(PerFileProbe):
         scanned_json = ctx.analysed.get("call_sites", {}).get(f"{path}\0{record.sha}", _UNKNOWN)
         if scanned_json is not _UNKNOWN:  # call_sites scanned this very blob in this gather: same scan
             return _from_scan(ctx, path, kind, scanned_json)
-        text = ctx.read_text(path)
+        text = ctx.read_source(path)
         if text is None or (kind is None and "TestCase" not in text):
             return None
         result = scan_source(path, text)
         if result.error or (kind is None and not result.test_case):
             return None  # call_sites reports parse errors
-        return {"kind": kind or "python", **result.as_json()}
+        return {"kind": kind or "python", **redacted_scan(result.as_json())}
 
     def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
         layout = RepoLayout.from_results(results)
@@ -143,7 +144,7 @@ def _from_scan(ctx: ProbeContext, path: str, kind: str | None, scan: Any) -> dic
     """What `analyze` returns, given call_sites' result for the same file (its scan, or None when unread)."""
     if not isinstance(scan, dict) or scan.get("error") or (kind is None and not scan.get("test_case")):
         return None
-    if kind is None and "TestCase" not in (ctx.read_text(path) or ""):
+    if kind is None and "TestCase" not in (ctx.read_source(path) or ""):
         return None  # as analyze decides (a class can derive from *TestCase without the word, via NFKC)
     return {"kind": kind or "python", **scan}
 
