@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,9 +70,13 @@ def given_tree(given: Path, work: Path) -> tuple[str, Path]:
     return name, unpack(given, target, name)
 
 
-def trees(work: Path, given: list[Path]) -> dict[str, Path]:
-    """The real trees, as git repositories; empty when the corpus is absent and none was given."""
+def trees(work: Path, given: list[Path], corpus: bool = True) -> dict[str, Path]:
+    """The real trees, as git repositories; empty when the corpus is absent and none was given.
+
+    `corpus=False`: only the given ones."""
     found: dict[str, Path] = dict(given_tree(path, work) for path in given)
+    if not corpus:
+        return found
     bundle = CORPUS / "pythondotorg.bundle"
     if bundle.is_file():
         target = work / "pythondotorg"
@@ -89,13 +94,45 @@ def trees(work: Path, given: list[Path]) -> dict[str, Path]:
     return found
 
 
+@dataclass(frozen=True)
+class Run:
+    """One child process, start to exit: wall time, and its resource use as wait4 reports it."""
+
+    wall: float
+    user: float  # CPU seconds, the child's and those of the children it reaped (e.g. a worker pool, git)
+    sys: float
+    maxrss_kb: int  # the peak resident set of the largest single process among them (Linux: kilobytes)
+    stdout: str
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.sys
+
+
+def measured(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
+    """Run `command` to its end, timed, with its rusage from os.wait4; a non-zero exit raises."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=err)
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        elapsed = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])}…: exit {child.returncode}: {stderr.strip()[-300:]}")
+    return Run(elapsed, usage.ru_utime, usage.ru_stime, usage.ru_maxrss, stdout)
+
+
 def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command[:4])}…: exit {done.returncode}: {done.stderr.strip()[-300:]}")
-    return elapsed, done.stdout
+    run = measured(command, env, cwd)
+    return run.wall, run.stdout
 
 
 def ours_env(home: Path, index: Path) -> dict[str, str]:
@@ -121,6 +158,12 @@ def touch_and_commit(tree: Path, round_no: str) -> None:
     readme = next(p for p in (tree / "README.md", tree / "LICENSE") if p.is_file())  # one tracked text file
     readme.write_text(readme.read_text(encoding="utf-8") + f"\n<!-- bench round {round_no} -->\n", encoding="utf-8")
     subprocess.run([*GIT, "-C", str(tree), "commit", "-q", "-am", f"round {round_no}"], check=True)
+
+
+def forget_aider_cache(tree: Path) -> None:
+    """Remove the tag cache Aider's RepoMap leaves in the tree, so its next run is cold."""
+    for cache in tree.glob(".aider.tags.cache*"):
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def aider_python(given: str | None) -> str | None:
@@ -162,8 +205,7 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
             times["repomix"].append(timed(["repomix", str(tree), "-o", str(work / "packed.xml"), "--quiet"])[0])
         if aider:
             times["aider repo map"].append(timed([aider, "-c", AIDER_MAP, str(tree)], cwd=work)[0])
-            for cache in tree.glob(".aider.tags.cache*"):  # its tag cache: remove it, so each run is cold
-                shutil.rmtree(cache, ignore_errors=True)
+            forget_aider_cache(tree)
     timed([sys.executable, "-m", "planner", "daemon", "stop"], with_daemon(ours_env(home, index), daemon), ROOT)
     ours_tokens = context_tokens(home, tree)
     for task_class, tokens in bundle_tokens(home, tree).items():
