@@ -86,7 +86,7 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
     if progress:
         progress("files", 0, total)
     previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])}
-    index, files, denied = scan_tree(root, previous_files)
+    index, files, denied = scan_tree(root, previous_files, workers=workers)
     # Probes see plain JSON upstream; the model gets the records themselves (see _assemble).
     data: dict[str, Any] = {
         "files": [{"path": f.path, "size": f.size, "sha": f.sha, "language": f.language} for f in files],
@@ -117,12 +117,13 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
     return _assemble(data, indexed, diagnostics, snapshot_meta(root, index, runs))
 
 
-def scan_tree(root: Path, previous_shas: Mapping[str, str],
-              known: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[FileIndex, list[FileRecord], list[Denied]]:
+def scan_tree(root: Path, previous_shas: Mapping[str, str], known: Mapping[str, Mapping[str, Any]] | None = None,
+              workers: int = 1) -> tuple[FileIndex, list[FileRecord], list[Denied]]:
     """(index, files, denied): the file index with secret-looking files moved to the denials; files whose blob
-    is the one in `previous_shas` are not read again (`known`: see build_index)."""
+    is the one in `previous_shas` are not read again (`known`: see build_index; `workers`: processes that
+    may read the files)."""
     index = build_index(root, known)
-    files, content_denied = secrets_scan.scan(root, index.files, previous_shas)
+    files, content_denied = secrets_scan.scan(root, index.files, previous_shas, workers)
     return index, files, sorted([*index.denied, *content_denied], key=lambda d: d.path)
 
 

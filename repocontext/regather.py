@@ -74,7 +74,7 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     if progress:
         progress("files", 0, total)
     shas = {path: row["sha"] for path, row in known.items()}
-    index, files, denied = scan_tree(root, shas, known)
+    index, files, denied = scan_tree(root, shas, known, workers)
     diff = index_diff(shas, files)
     if len(diff) > MAX_CHANGED:
         return None

@@ -11,10 +11,14 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from repocontext import parallel
 from repocontext.model import Denied, FileRecord
 from repocontext.secrets import content_rule_of_bytes
 
 SCAN_LIMIT = 2_000_000  # larger files are not scanned (nor loaded into bundles whole)
+# Measured: 1,048 files of a Django site (5.7 MB) read and scanned in 0.1 s in one process.
+SECONDS_PER_FILE = 2e-5
+SECONDS_PER_BYTE = 1.5e-8
 
 
 def _flagged(root: str, record: FileRecord) -> tuple[bool, str | None]:
@@ -31,25 +35,27 @@ def _flagged(root: str, record: FileRecord) -> tuple[bool, str | None]:
     return True, content_rule_of_bytes(data, record.path)
 
 
-def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str]) -> tuple[list[FileRecord], list[Denied]]:
+def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str],
+         workers: int = 1) -> tuple[list[FileRecord], list[Denied]]:
     """Split `files` into the clean ones and the denied ones.
 
     `previous` maps path → blob id of files the last snapshot kept (scanned clean). Content is read
-    once per blob id: copies share the verdict of the first one read.
+    once per blob id: copies share the verdict of the first one read. Many files to read are read by
+    `workers` processes (repocontext.parallel); the outcome never depends on it.
     """
     top = str(root)
-    verdicts: dict[str, str | None] = {}  # blob id → rule, for blobs read
+    todo: dict[str, FileRecord] = {}  # blob id → the first record to read for it
+    for record in files:
+        if previous.get(record.path) != record.sha and record.sha not in todo:
+            todo[record.sha] = record
+    batch = list(todo.values())
+    seconds = sum(SECONDS_PER_FILE + min(record.size, SCAN_LIMIT) * SECONDS_PER_BYTE for record in batch)
+    found = parallel.map_ordered(lambda record: _flagged(top, record), batch, workers, seconds)
+    verdicts = {sha: rule for sha, (read, rule) in zip(todo, found, strict=True) if read}  # blob id → rule
     kept: list[FileRecord] = []
     denied: list[Denied] = []
     for record in files:
-        if previous.get(record.path) == record.sha:
-            rule = None
-        elif record.sha in verdicts:
-            rule = verdicts[record.sha]
-        else:
-            read, rule = _flagged(top, record)
-            if read:
-                verdicts[record.sha] = rule
+        rule = None if previous.get(record.path) == record.sha else verdicts.get(record.sha)
         if rule:
             denied.append(Denied(path=record.path, rule=rule))
         else:

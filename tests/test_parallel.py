@@ -27,21 +27,22 @@ def _fails_on_seven(item: int) -> int:
 
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # let tiny test batches take the process path
+    monkeypatch.setattr(parallel, "BREAK_EVEN_S", 0.0)  # let tiny test batches take the process path
 
 
 def test_map_ordered_uses_child_processes_and_keeps_order(small_batches: None) -> None:
     assert parallel.can_fork(), "another thread is running: the process path cannot be tested"
-    results = parallel.map_ordered(_pid_and_square, list(range(50)), 2)
+    results = parallel.map_ordered(_pid_and_square, list(range(50)), 2, 1.0)
     assert [square for _, square in results] == [i * i for i in range(50)]
     assert os.getpid() not in {pid for pid, _ in results}  # computed in the forked workers
 
 
 def test_map_ordered_runs_in_process_when_parallelism_does_not_pay(small_batches: None,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 1)} == {os.getpid()}
-    monkeypatch.setattr(parallel, "MIN_ITEMS", 10)
-    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2)} == {os.getpid()}
+    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 1, 1.0)} == {os.getpid()}
+    monkeypatch.setattr(parallel, "BREAK_EVEN_S", 0.5)  # work estimated under the break-even point
+    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2, 0.4)} == {os.getpid()}
+    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2, 0.6)} != {os.getpid()}
 
 
 def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None) -> None:
@@ -50,7 +51,7 @@ def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None
     other.start()
     try:
         assert not parallel.can_fork()
-        assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, list(range(20)), 2)} == {os.getpid()}
+        assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, list(range(20)), 2, 1.0)} == {os.getpid()}
     finally:
         release.set()
         other.join()
@@ -58,7 +59,7 @@ def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None
 
 def test_map_ordered_raises_what_the_function_raises(small_batches: None) -> None:
     with pytest.raises(ValueError, match="seven"):
-        parallel.map_ordered(_fails_on_seven, list(range(20)), 2)
+        parallel.map_ordered(_fails_on_seven, list(range(20)), 2, 1.0)
 
 
 def test_default_workers_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,10 +102,11 @@ def test_parallel_gather_equals_serial_gather(make_repo: Callable[..., Path], sm
     forked_batches: list[int] = []
     original = parallel.map_ordered
 
-    def counting(func: Callable[[object], object], items: list[object], workers: int) -> list[object]:
+    def counting(func: Callable[[object], object], items: list[object], workers: int,
+                 seconds: float) -> list[object]:
         if workers > 1 and items:
             forked_batches.append(len(items))
-        return original(func, items, workers)
+        return original(func, items, workers, seconds)
 
     monkeypatch.setattr(parallel, "map_ordered", counting)
     repo = make_repo(REPO_FILES)
