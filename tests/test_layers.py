@@ -5,6 +5,8 @@ inside a function: a circle hidden there is still a circle."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,21 +32,37 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included (an import is a statement, so expressions need no visit)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+@cache
+def _imports_with_names(path: Path) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
+    """(line, module, names taken from it: empty for `import module`), every import of the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
-    found = []
-    for node in ast.walk(tree):
+    found: list[tuple[int, str, tuple[str, ...]]] = []
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            found += [(node.lineno, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolved against the module's package
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 name = f"{base}.{node.module}" if node.module else base
             else:
                 name = node.module or ""
-            found.append((node.lineno, name))
-    return found
+            found.append((node.lineno, name, tuple(alias.name for alias in node.names)))
+    return tuple(found)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    return [(line, name) for line, name, _ in _imports_with_names(path)]
 
 
 def _ours(name: str) -> bool:
@@ -69,3 +87,75 @@ def test_the_engine_finds_task_classes_only_by_name() -> None:
              if name.split(".")[0] == "subgraphs"]
     assert named == []
     assert engine  # the walk found the engine
+
+
+def _import_graph() -> dict[str, list[str]]:
+    """Module → the project modules it imports. `from pkg import name` is an import of pkg.name when that is a
+    module, else of pkg; a package stands for its __init__."""
+    paths = [path for top in ("repocontext", "planner", "subgraphs") for path in sorted((ROOT / top).rglob("*.py"))]
+    modules = {_module(path) for path in paths}
+    graph: dict[str, list[str]] = {}
+    for path in paths:
+        targets: set[str] = set()
+        for _, name, names in _imports_with_names(path):
+            for target in [f"{name}.{each}" for each in names] or [name]:
+                if target not in modules:
+                    target = name  # a name defined in the module (or package), not a submodule
+                if target in modules:
+                    targets.add(target)
+        source = _module(path)
+        graph[source] = sorted(targets - {source})
+    return graph
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's, without recursion), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(graph[step])))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_cycles_finds_each_circle_once() -> None:
+    graph = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a", "e"], "e": ["d"], "f": ["f"], "g": []}
+    assert _cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_no_import_cycles() -> None:
+    """No two modules of repocontext/, planner/ or subgraphs/ import each other, directly or around a circle."""
+    cycles = _cycles(_import_graph())
+    assert cycles == [], "import cycles:\n" + "\n".join(" ↔ ".join(cycle) for cycle in cycles)

@@ -4,7 +4,7 @@ warnings; go 1.20 reading a go.mod that says go 1.25.0; go 1.21+ with GOTOOLCHAI
 
 from __future__ import annotations
 
-from subgraphs.vulnerability_remediation.failures import classify
+from subgraphs.vulnerability_remediation.regenerate import classify
 
 PIP_CURL_CONFIG = """\
 WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by \

@@ -10,7 +10,7 @@ from test_dispatch_remediation import osv
 
 from planner.config import Settings
 from planner.dispatch import dispatch
-from subgraphs.vulnerability_remediation.units import split_findings, unit_of
+from subgraphs.vulnerability_remediation.work import split_findings, unit_of
 
 
 def _advisories(tmp_path: Path) -> Path:

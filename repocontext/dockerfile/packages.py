@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from repocontext.dockerfile import shellwords
-from repocontext.dockerfile.shellwords import Token
+from repocontext.dockerfile.shellwords import Token, commands
+from repocontext.dockerfile.shellwords import tokenize as shell_tokenize
 from repocontext.model import InstalledPackage, Instruction
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"})
@@ -48,11 +48,11 @@ MANAGERS: dict[str, Grammar] = {"apt-get": _APT, "apt": _APT, "yum": _RPM, "dnf"
 
 def tokenize(text: str) -> list[Token | None]:
     """Words with their offsets; None marks a command separator (operators and newlines)."""
-    return [None if token.kind == "op" else token for token in shellwords.tokenize(text, "script")]
+    return [None if token.kind == "op" else token for token in shell_tokenize(text, "script")]
 
 
 def simple_commands(text: str) -> list[list[Token]]:
-    return [command.words for command in shellwords.commands(shellwords.tokenize(text, "script"))]
+    return [command.words for command in commands(shell_tokenize(text, "script"))]
 
 
 def _command_words(tokens: list[Token]) -> list[Token]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from repocontext.dockerfile import stages
 from repocontext.dockerfile.lexer import LogicalInstruction, lex
+from repocontext.dockerfile.stages import StageBuilder
 from repocontext.dockerfile.words import extract_flags, is_json_non_string_array, parse_exec, split_words
 from repocontext.model import Dockerfile, Instruction, InstructionFlag, Trivia
 
@@ -95,7 +95,7 @@ def parse(text: str, path: str) -> ParseResult:
         item, found = build_instruction(node, lexed.escape)
         parsed.append(item)
         problems.extend(found)
-    builder = stages.StageBuilder(lexed.escape)
+    builder = StageBuilder(lexed.escape)
     for item in parsed:
         builder.add(item.instruction, item.value_line)
     problems.extend(builder.problems)
