@@ -18,9 +18,9 @@ from pydantic import TypeAdapter
 from repocontext import budget, parallel, secrets_scan
 from repocontext.index import FileIndex, build_index
 from repocontext.model import Denied, Diagnostic, FileRecord, Meta, ProbeRun, RepoContext
+from repocontext.paths import repo_id
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
 from repocontext.probes import ALL_PROBES
-from repocontext.store import repo_id
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 

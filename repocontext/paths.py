@@ -6,7 +6,16 @@ or "." parts) are split as strings; anything else goes through PurePosixPath.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import hashlib
+import re
+from pathlib import Path, PurePosixPath
+
+
+def repo_id(root: Path) -> str:
+    """A stable id for a repository checkout: its name plus a hash of its real path (the store's folder)."""
+    real = str(root.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-") or "repo"
+    return f"{slug}-{hashlib.sha1(real.encode()).hexdigest()[:12]}"
 
 
 def is_plain(path: str) -> bool:

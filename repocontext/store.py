@@ -6,8 +6,6 @@ never leaves a half-written snapshot; `latest` names the newest snapshot.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +15,7 @@ from repocontext.lazyjson import LAZY, StoreError, plain
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
 from repocontext.parts import LazyContext, atomic_write
+from repocontext.paths import repo_id
 from repocontext.probecache import ProbeCache
 
 if TYPE_CHECKING:
@@ -26,13 +25,6 @@ WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
 
 
 __all__ = ["WORKTREE_KEY", "RepoContextStore", "StoreError", "atomic_write", "repo_id"]
-
-
-def repo_id(root: Path) -> str:
-    """A stable id for a repository checkout: its name plus a hash of its real path."""
-    real = str(root.resolve())
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-") or "repo"
-    return f"{slug}-{hashlib.sha1(real.encode()).hexdigest()[:12]}"
 
 
 class RepoContextStore:
