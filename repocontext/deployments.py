@@ -22,7 +22,6 @@ from repocontext.model import DeploymentManifest, ShellEvidence
 
 COMPOSE_GLOBS = ("**/compose.yaml", "**/compose.yml", "**/compose.*.yaml", "**/compose.*.yml",
                  "**/docker-compose*.yaml", "**/docker-compose*.yml")
-YAML_GLOBS = ("**/*.yaml", "**/*.yml")
 MAX_YAML_BYTES = 512_000
 MAX_DOCUMENTS = 500
 _API_LINE = re.compile(r"^apiVersion:\s*\S", re.MULTILINE)

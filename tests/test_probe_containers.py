@@ -9,11 +9,11 @@ import pytest
 
 from planner import service
 from planner.config import Settings
+from repocontext import dockerfile
 from repocontext.dockerfile import render
 from repocontext.gather import gather
 from repocontext.globs import PathIndex
 from repocontext.probe import ProbeContext
-from repocontext.probes import containers
 from repocontext.probes.containers import DOCKERFILE_GLOBS, ContainersProbe, is_dockerfile
 from repocontext.store import RepoContextStore
 
@@ -130,9 +130,9 @@ def test_a_regather_reads_only_the_yaml_that_changed(tmp_path: Path, monkeypatch
     service.gather_repo(settings, root, warm=False)
     reads: list[str] = []
     parses: list[str] = []
-    real_read, real_parse = ProbeContext.read_text, containers.parse
+    real_read, real_parse = ProbeContext.read_text, dockerfile.parse
     monkeypatch.setattr(ProbeContext, "read_text", lambda self, path: reads.append(path) or real_read(self, path))
-    monkeypatch.setattr(containers, "parse", lambda text, path: parses.append(path) or real_parse(text, path))
+    monkeypatch.setattr(dockerfile, "parse", lambda text, path: parses.append(path) or real_parse(text, path))
     (root / "deploy/k8s.yaml").write_text(FILES["deploy/k8s.yaml"].replace("acme/app:1", "acme/app:2"))
     subprocess.run(["git", "-C", str(root), "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qam", "bump"],
                    check=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Callable
@@ -13,7 +14,6 @@ import pytest
 from repocontext.gather import gather
 from repocontext.model import Dependency, RepoContext
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
-from repocontext.probes import vulnerabilities
 from repocontext.probes.vulnerabilities import VulnerabilitiesProbe
 
 VECTOR = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"
@@ -168,8 +168,9 @@ def test_the_source_is_fingerprinted_once_per_gather(make_repo: Callable[..., Pa
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe's own fingerprint and its run both need the source's; a snapshot has thousands of files."""
     walks: list[str] = []
-    real = vulnerabilities.fingerprint
-    monkeypatch.setattr(vulnerabilities, "fingerprint", lambda source: walks.append(source) or real(source))
+    load = importlib.import_module("repocontext.osv.load")  # the module (the package exports a `load` function)
+    real = load.fingerprint
+    monkeypatch.setattr(load, "fingerprint", lambda source: walks.append(source) or real(source))
     folder = write_advisories(tmp_path / "osv")
     ctx = run(make_repo({"a.txt": "x\n"}), {"advisories": str(folder)})
     assert "NPM-1" in ctx.vulnerabilities and walks == [str(folder)]

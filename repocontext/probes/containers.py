@@ -13,12 +13,12 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from repocontext.deployments import YAML_GLOBS, deployment_of
-from repocontext.dockerfile import parse
-from repocontext.dockerfile.copies import Listing
-from repocontext.dockerfile.shell import evidence, files_to_read
 from repocontext.model import Containers, DeploymentManifest, Diagnostic, Dockerfile, FileRecord, ShellEvidence
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
+
+# The Dockerfile parser and the deployment readers are imported when a repository has such files: a
+# small repository's gather does not pay their start-up.
+YAML_GLOBS = ("**/*.yaml", "**/*.yml")
 
 DOCKERFILE_GLOBS = ("**/Dockerfile", "**/Containerfile", "**/*.Dockerfile", "**/*.dockerfile",
                     "**/Dockerfile.*", "**/Containerfile.*")
@@ -48,8 +48,14 @@ class ContainersProbe(PerFileProbe):
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         # Files copied into a final image are read for their shebang whatever their name.
         digest = hashlib.sha256()
+        dockerfiles = ctx.matching(DOCKERFILE_GLOBS)
+        if not dockerfiles:
+            return digest.hexdigest()
+        from repocontext.dockerfile.copies import Listing
+        from repocontext.dockerfile.shell import files_to_read
+
         paths = Listing(sorted(r.path for r in ctx.files))
-        for record in ctx.matching(DOCKERFILE_GLOBS):
+        for record in dockerfiles:
             parsed = _parsed(ctx, record)
             if parsed is None:
                 continue
@@ -65,6 +71,8 @@ class ContainersProbe(PerFileProbe):
             result["dockerfile"] = None if parsed is None else {
                 "parsed": parsed[0].model_dump(mode="json"), "problems": [list(p) for p in parsed[1]]}
         if record.path.endswith((".yaml", ".yml")):
+            from repocontext.deployments import deployment_of
+
             manifest, found, problems = deployment_of(record.path, record.size, ctx.read_text)
             if manifest is not None or found or problems:
                 result["deployment"] = {"manifest": None if manifest is None else manifest.model_dump(mode="json"),
@@ -75,18 +83,9 @@ class ContainersProbe(PerFileProbe):
     def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
         diagnostics: list[Diagnostic] = []
         result = Containers()
-        paths = Listing(sorted(r.path for r in ctx.files))
-        for record in ctx.matching(DOCKERFILE_GLOBS):
-            path = record.path
-            found = (results.get(path) or {}).get("dockerfile")
-            if found is None:
-                diagnostics.append(self.diagnostic("not read (binary, too large or secret-looking)", path))
-                result.dockerfiles.append(Dockerfile(path=path))
-                continue
-            dockerfile = Dockerfile.model_validate(found["parsed"])
-            diagnostics += [self.diagnostic(message, path, line) for line, message in found["problems"]]
-            result.dockerfiles.append(dockerfile)
-            result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text)
+        dockerfiles = ctx.matching(DOCKERFILE_GLOBS)
+        if dockerfiles:
+            self._dockerfiles(ctx, dockerfiles, results, result, diagnostics)
         deployments = [found["deployment"] for _, found in sorted(results.items()) if found and "deployment" in found]
         for found in deployments:
             if found["manifest"] is not None:
@@ -97,6 +96,25 @@ class ContainersProbe(PerFileProbe):
         result.deployment_manifests = sorted(d.path for d in result.deployments)
         result.shell_evidence.sort(key=lambda e: (e.file, e.line, e.kind, e.detail))
         return ProbeOutput(values={"containers": result.model_dump()}, diagnostics=diagnostics)
+
+    def _dockerfiles(self, ctx: ProbeContext, dockerfiles: list[FileRecord], results: dict[str, Any],
+                     result: Containers, diagnostics: list[Diagnostic]) -> None:
+        """The Dockerfiles in index order, with the evidence of their final images."""
+        from repocontext.dockerfile.copies import Listing
+        from repocontext.dockerfile.shell import evidence
+
+        paths = Listing(sorted(r.path for r in ctx.files))
+        for record in dockerfiles:
+            path = record.path
+            found = (results.get(path) or {}).get("dockerfile")
+            if found is None:
+                diagnostics.append(self.diagnostic("not read (binary, too large or secret-looking)", path))
+                result.dockerfiles.append(Dockerfile(path=path))
+                continue
+            dockerfile = Dockerfile.model_validate(found["parsed"])
+            diagnostics += [self.diagnostic(message, path, line) for line, message in found["problems"]]
+            result.dockerfiles.append(dockerfile)
+            result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text)
 
     def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
                         previous_diagnostics: Sequence[Diagnostic] = (),
@@ -119,6 +137,8 @@ def _parsed(ctx: ProbeContext, record: FileRecord) -> tuple[Dockerfile, list[tup
     which copied files the evidence reads, and `analyze` needs it again. None when it cannot be read."""
     key = f"containers-parse:{record.path}\0{record.sha}"
     if key not in ctx.memo:
+        from repocontext.dockerfile import parse
+
         text = ctx.read_text(record.path)
         parsed = None if text is None else parse(text, record.path)
         ctx.memo[key] = None if parsed is None else (parsed.dockerfile, list(parsed.problems))

@@ -15,26 +15,15 @@ run.
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import Any
 
 from repocontext.deps.common import Include, Issue, Parsed, declared, group_by_name
-from repocontext.deps.conda_env import parse_conda_env
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
-from repocontext.deps.gomod import gosum_versions, parse_gomod
-from repocontext.deps.gosum import build_list
-from repocontext.deps.npm import parse_package_json
-from repocontext.deps.npm_lock import parse_package_lock
-from repocontext.deps.pipfile import parse_pipfile, parse_pipfile_lock
-from repocontext.deps.pnpm_lock import parse_pnpm_lock
-from repocontext.deps.poetry_lock import parse_poetry_lock
 from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
-from repocontext.deps.setup_cfg import parse_setup_cfg
-from repocontext.deps.setup_py import parse_setup_py
-from repocontext.deps.tox_ini import parse_tox_ini
-from repocontext.deps.uv_lock import parse_uv_lock
-from repocontext.deps.yarn_lock import parse_yarn_lock
 from repocontext.model import Dependency
 from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput
 
@@ -47,10 +36,20 @@ MANIFEST_GLOBS: tuple[str, ...] = (
 )
 _CONDA = "environment.yml"  # the group of every conda environment file, whatever its name
 # Python manifests that are not requirement files but may point pip at some (tox `-r`, setup.cfg `file:`).
-_POINTERS: tuple[tuple[str, Callable[[str, str], Parsed]], ...] = (
-    ("setup.cfg", parse_setup_cfg), ("setup.py", parse_setup_py), ("tox.ini", parse_tox_ini),
-    (_CONDA, parse_conda_env),
+_POINTERS: tuple[tuple[str, str], ...] = (
+    ("setup.cfg", "setup_cfg:parse_setup_cfg"), ("setup.py", "setup_py:parse_setup_py"),
+    ("tox.ini", "tox_ini:parse_tox_ini"), (_CONDA, "conda_env:parse_conda_env"),
 )
+
+
+def _parser(target: str) -> Callable[..., Any]:
+    """`module:function` of repocontext.deps, imported when a file of its format is first met: a gather
+    imports only the parsers of the formats the repository holds (start-up cost of a small repository)."""
+    module, _, name = target.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(f"repocontext.deps.{module}"), name)
+    return found
+
+
 _Texts = dict[str, str | None]
 
 
@@ -87,28 +86,29 @@ class DependenciesProbe(Probe):
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
         result.extend(parse_requirements(roots, ctx.read_text, constraint_roots))
         python = self._manifests(by_name.get("pyproject.toml", []), texts, result, parse_pyproject)
-        pipenv = self._manifests(by_name.get("Pipfile", []), texts, result, parse_pipfile)
-        node = self._manifests(by_name.get("package.json", []), texts, result, parse_package_json)
-        for lock, parser, manifests in (("poetry.lock", parse_poetry_lock, python), ("uv.lock", parse_uv_lock, python),
-                                        ("Pipfile.lock", parse_pipfile_lock, pipenv),
-                                        ("package-lock.json", parse_package_lock, node),
-                                        ("npm-shrinkwrap.json", parse_package_lock, node)):
+        pipenv = self._manifests(by_name.get("Pipfile", []), texts, result, "pipfile:parse_pipfile")
+        node = self._manifests(by_name.get("package.json", []), texts, result, "npm:parse_package_json")
+        for lock, parser, manifests in (("poetry.lock", "poetry_lock:parse_poetry_lock", python),
+                                        ("uv.lock", "uv_lock:parse_uv_lock", python),
+                                        ("Pipfile.lock", "pipfile:parse_pipfile_lock", pipenv),
+                                        ("package-lock.json", "npm_lock:parse_package_lock", node),
+                                        ("npm-shrinkwrap.json", "npm_lock:parse_package_lock", node)):
             for path in by_name.get(lock, []):
                 text = texts[path]
                 if text is not None:
                     found = manifests.get(_directory(path))
-                    result.extend(parser(path, text, declared(found) if found is not None else None))
+                    result.extend(_parser(parser)(path, text, declared(found) if found is not None else None))
         yarn_dirs = {_directory(p) for p in by_name.get("yarn.lock", [])}
         for path in by_name.get("yarn.lock", []):
             text = texts[path]
             if text is not None:
                 served = [d for folder, deps in node.items() if _nearest(folder, yarn_dirs) == _directory(path)
                           for d in deps]
-                result.extend(parse_yarn_lock(path, text, served))
+                result.extend(_parser("yarn_lock:parse_yarn_lock")(path, text, served))
         for path in by_name.get("pnpm-lock.yaml", []):
             text = texts[path]
             if text is not None:
-                result.extend(parse_pnpm_lock(path, text))
+                result.extend(_parser("pnpm_lock:parse_pnpm_lock")(path, text))
         _go(by_name, texts, result)
         grouped = group_by_name(result.deps)
         return ProbeOutput(
@@ -129,14 +129,15 @@ class DependenciesProbe(Probe):
 
     @staticmethod
     def _manifests(paths: list[str], texts: _Texts, result: Parsed,
-                   parser: Callable[[str, str], Parsed]) -> dict[str, list[Dependency]]:
-        """Parse each manifest; return directory → its declarations (for the lockfile beside it)."""
+                   parser: Callable[[str, str], Parsed] | str) -> dict[str, list[Dependency]]:
+        """Parse each manifest (`parser`: a function or its `_parser` target); return directory → its
+        declarations (for the lockfile beside it)."""
         found: dict[str, list[Dependency]] = {}
         for path in paths:
             text = texts[path]
             if text is None:
                 continue
-            parsed = parser(path, text)
+            parsed = (_parser(parser) if isinstance(parser, str) else parser)(path, text)
             result.extend(parsed)
             found[_directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
         return found
@@ -161,7 +162,7 @@ def _parse_pointers(by_name: dict[str, list[str]], texts: _Texts) -> Parsed:
         for path in by_name.get(name, []):
             text = texts.get(path)
             if text is not None:
-                result.extend(parser(path, text))
+                result.extend(_parser(parser)(path, text))
     return result
 
 
@@ -182,6 +183,11 @@ def _requirement_roots(ctx: ProbeContext, includes: list[Include], result: Parse
 
 
 def _go(by_name: dict[str, list[str]], texts: _Texts, result: Parsed) -> None:
+    if not by_name.get("go.mod"):
+        return
+    from repocontext.deps.gomod import gosum_versions, parse_gomod
+    from repocontext.deps.gosum import build_list
+
     sums = {_directory(p): texts[p] for p in by_name.get("go.sum", [])}
     for path in by_name.get("go.mod", []):
         text = texts[path]

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repocontext.model import Diagnostic, Finding, FixChoice
-from repocontext.osv.db import AdvisoryDB
-from repocontext.osv.evaluate import Evaluation
-from repocontext.osv.index import open_db
-from repocontext.osv.load import fingerprint
-from repocontext.osv.remedy import choose_remedy
-from repocontext.osv.schema import Advisory
-from repocontext.osv.scope import vulnerable_symbols
-from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
+
+if TYPE_CHECKING:  # the advisory machinery is imported only when advisories are given (start-up cost)
+    from repocontext.osv.db import AdvisoryDB
+    from repocontext.osv.evaluate import Evaluation
+    from repocontext.osv.schema import Advisory
 
 OPTION = "advisories"
 MAX_LOAD_ISSUES = 20  # diagnostics for a broken advisory source; the rest are counted
@@ -100,6 +97,8 @@ class VulnerabilitiesProbe(Probe):
 
     def _check_version(self, ecosystem: str, package: str, version: str, dep: Mapping[str, Any],
                        diagnostics: list[Diagnostic]) -> bool:
+        from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
+
         try:
             sort_key(scheme_for(ecosystem), version)
         except InvalidVersion as exc:
@@ -139,6 +138,8 @@ def _stamp(ctx: ProbeContext, source: str) -> str:
     it, and a snapshot has thousands of files to stat. A later gather walks it again (it may have changed)."""
     key = f"advisories-fingerprint:{source}"
     if key not in ctx.memo:
+        from repocontext.osv.load import fingerprint
+
         ctx.memo[key] = fingerprint(source)
     return str(ctx.memo[key])
 
@@ -147,6 +148,8 @@ def _load_cached(source: str, stamp: str) -> AdvisoryDB:
     cached = _CACHE.get(source)
     if cached is not None and cached[0] == stamp:
         return cached[1]
+    from repocontext.osv.index import open_db
+
     db = open_db(source, stamp)  # the compiled index: parsed once, opened by every later process
     if len(_CACHE) >= 4:
         _CACHE.clear()
@@ -155,6 +158,8 @@ def _load_cached(source: str, stamp: str) -> AdvisoryDB:
 
 
 def _fix_choice(db: AdvisoryDB, ecosystem: str, package: str, version: str) -> FixChoice:
+    from repocontext.osv.remedy import choose_remedy
+
     remedy = choose_remedy(db.for_package(ecosystem, package), ecosystem, package, version)
     # The conclusion only: each finding carries its own ranges, and the package's findings at this version
     # are the advisories the choice clears; repeating them in every finding grew a package's slice as N².
@@ -180,6 +185,8 @@ def _findings(hits: dict[tuple[str, str, str, str], _Hit], db: AdvisoryDB) -> di
 
 
 def _finding(hit: _Hit, ecosystem: str, package: str, version: str) -> Finding:
+    from repocontext.osv.scope import vulnerable_symbols
+
     ev, advisory = hit.evaluation, hit.advisory
     return Finding(
         id=advisory.id, aliases=sorted(set(advisory.aliases)), package=package, ecosystem=ecosystem,
