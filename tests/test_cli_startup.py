@@ -24,13 +24,27 @@ try:
 except SystemExit:
     pass
 sys.stderr.write("\\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
+sys.stderr.write("\\nFULL " + json.dumps(sorted(sys.modules)) + "\\n")
 """
 
 
-def imported(*args: str) -> set[str]:
+def imported(*args: str, full: bool = False) -> set[str]:
+    """The top-level packages (`full`: every module) a `planner ARGS` process imported."""
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
-    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
-    return set(json.loads(line.removeprefix("MODULES ")))
+    tag = "FULL " if full else "MODULES "
+    line = next(x for x in proc.stderr.splitlines() if x.startswith(tag))
+    return set(json.loads(line.removeprefix(tag)))
+
+
+def test_a_gather_imports_only_the_parsers_its_repository_needs(home: Path, make_repo: Callable[..., Path]) -> None:
+    small = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    modules = imported("gather", str(small), full=True)
+    assert "repocontext.deps.requirements" in modules  # it read the requirement file
+    unneeded = {"repocontext.osv.db", "repocontext.dockerfile.parser", "repocontext.deployments",
+                "repocontext.deps.gosum", "repocontext.deps.yarn_lock", "repocontext.deps.npm_lock"}
+    assert not modules & unneeded, modules & unneeded
+    docker = make_repo({"Dockerfile": "FROM python:3.12\n", "go.mod": "module x\n\ngo 1.22\n"})
+    assert {"repocontext.dockerfile.parser", "repocontext.deps.gomod"} <= imported("gather", str(docker), full=True)
 
 
 def test_help_and_gather_import_no_graph_stack(home: Path, make_repo: Callable[..., Path]) -> None:
