@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from planner import service
 from planner.cli.output import console
@@ -29,8 +28,10 @@ def gather_command(
     options = {"advisories": os.pathsep.join(str(p) for p in advisories)} if advisories else None
     show_progress = not as_json and sys.stderr.isatty()
     if show_progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("gather {task.description}"), BarColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
+                      console=console.real(), transient=True) as bar:
             task = bar.add_task("files", total=1)
 
             def step(name: str, done: int, total: int) -> None:
@@ -45,14 +46,20 @@ def gather_command(
         return
     meta = context.meta
     reused = sorted(name for name, run in meta.probes.items() if run.reused)
-    console.print(f"gathered {meta.root} at {meta.commit or 'no commit'}{' (dirty)' if meta.dirty else ''}")
-    console.print(f"  files: {len(context.files)}  denied: {len(context.denied)}  "
+    say(f"gathered {meta.root} at {meta.commit or 'no commit'}{' (dirty)' if meta.dirty else ''}")
+    say(f"  files: {len(context.files)}  denied: {len(context.denied)}  "
                   f"languages: {', '.join(list(context.languages)[:5]) or 'none'}")
-    console.print(f"  probes: {len(meta.probes)} run, {len(reused)} reused{': ' + ', '.join(reused) if reused else ''}")
+    say(f"  probes: {len(meta.probes)} run, {len(reused)} reused{': ' + ', '.join(reused) if reused else ''}")
     if isinstance(context, Regathered):
         updated = ", ".join(context.incremental) or "none"
-        console.print(f"  re-gathered: {len(context.changed)} changed file(s); updated from them alone: {updated}")
+        say(f"  re-gathered: {len(context.changed)} changed file(s); updated from them alone: {updated}")
         if context.fell_back:
             fell = ", ".join(f"{name} ({why})" for name, why in sorted(context.fell_back.items()))
-            console.print(f"  ran in full after a failed update: {fell}")
-    console.print(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")
+            say(f"  ran in full after a failed update: {fell}")
+    say(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")
+
+
+def say(line: str) -> None:
+    # Plain lines: the summary holds paths (rich would read "[x]" in one as markup), and rich's import is
+    # a sixth of a small repository's whole gather.
+    sys.stdout.write(line + "\n")

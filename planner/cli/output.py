@@ -4,23 +4,51 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+
+class LazyConsole:
+    """A rich Console made on first use: rich costs ~20 ms of imports, and a command that prints nothing
+    through it (`--json`, an error, a gather piped to a file... until its summary) should not pay them first."""
+
+    def __init__(self, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._real: Console | None = None
+
+    def real(self) -> Console:
+        if self._real is None:
+            from rich.console import Console
+
+            self._real = Console()
+            self.reset()
+        return self._real
+
+    def reset(self) -> None:
+        """Fit the console to this process's streams (pipes and CI logs get a wide fixed width, not rich's 80
+        columns); a daemon's forked child re-fits it to the client's streams."""
+        if self._real is None:
+            return  # made later, it fits the streams of then
+        if self._stderr:
+            self._real.__init__(stderr=True, highlight=False)  # type: ignore[misc]
+        else:
+            self._real.__init__(highlight=False, soft_wrap=False,  # type: ignore[misc]
+                                width=None if sys.stdout.isatty() else 160)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+console = LazyConsole()
+err_console = LazyConsole(stderr=True)
 
 
 def reset_consoles() -> None:
-    """(Re)configure the consoles for this process's streams: at import, and in a daemon's forked child,
-    whose streams and terminal are the client's (modules hold these very objects, so they are re-made in
-    place). Pipes and CI logs get a wide fixed width instead of rich's 80-column default."""
-    console.__init__(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)  # type: ignore[misc]
-    err_console.__init__(stderr=True, highlight=False)  # type: ignore[misc]
-
-
-reset_consoles()
+    """Re-fit the consoles to this process's streams (a daemon's forked child: they are the client's)."""
+    console.reset()
+    err_console.reset()
 
 
 class _Said:
