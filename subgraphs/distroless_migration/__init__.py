@@ -1,17 +1,48 @@
-"""[work.py]
-Reading the migration inputs out of a bundle: one work item per Dockerfile.
+"""Distroless migration: Dockerfiles → Chainguard images, with a shell-free final stage where the evidence allows.
 
-[recipes.py]
-The recipe: rewrite one Dockerfile for Chainguard images with the migration library.
+Entry point: `migrate.migrate_dockerfile(path, text, options, read)` → `models.DockerfileMigration`
+(new text, per-stage changes, package mapping, unmapped packages, blockers, the final-stage decision
+with its evidence and reasons; `models.render` and `models.summary` make the report). Options and the user
+mapping file: `models.py`. README.md maps each module to what it does.
 
-[graph.py]
-The distroless-migration subgraph: check the plan's edit → set the item's status → write its report.
+Decisions (each module's docstring has the details):
+- Images (`images.py`): language images keep major.minor; distro bases → wolfi-base when a shell is
+  needed, else static (glibc-dynamic for a final stage unless it copies only static Go builds);
+  gcr.io/distroless → static / glibc-dynamic / python / node / jre; other upstream images by the
+  catalog data's aliases or the shipped mappings (`data/extra-images.yaml`, paid ones marked); anything
+  else is "not in the known catalog" (map it with `--input mapping=FILE`). Digests (valid or not) are
+  dropped with a note; `--platform` is kept. ARG-parameterised FROMs stay parameterised (`stages.py`).
+  A third-party stage used only as a COPY --from source is left unchanged (`stages.py`).
+- Image facts (`images.py`, `data/chainguard-images.json`): entrypoints, users and installed packages
+  of the Chainguard images come from the public catalog data, never assumed.
+- RUNs (`rewrite.py`, `shell.py`): apt/yum/dnf/microdnf
+  installs (and the install_packages/clean-install helpers) → `apk add --no-cache` in place, Alpine names
+  through the same table; the shell program keeps its structure (if/case/loops/subshells/chains).
+  Nothing is dropped silently: an unmapped name stays in the apk line, and a
+  command with no Wolfi form stays as written, each under a `# TODO(planner):` comment and reported
+  as an `ItemBlocker`; the work item is blocked on them unless `keep_unconverted` is set (models.py).
+- A stage that runs commands gets the -dev variant; `USER root` after FROM only where a RUN does more
+  than read and the image does not already run as root (catalog data).
+- Every stage's own CMD gets `ENTRYPOINT []` only when it starts with the program itself
+  (`commands.py`, which documents the image conventions relied on).
+- The final stage (`runtime.py`, `artifacts.py`, `commands.py`): shell-free when no
+  reason against it is found, restructured into a -dev builder plus a runtime stage when it has RUNs
+  (never without a CMD/ENTRYPOINT, nor when RUN outputs would be lost); otherwise it stays -dev and
+  each reason names file:line and the change that would remove it.
+- Before the item may succeed, the written file passes build checks (`verify.py`): apk names in the
+  Wolfi index, `sh -n` on every changed RUN, no apt/yum/dnf left, FROMs on the registry; a failure is a
+  `check-failed` blocker at file:line.
+- The report (`models.py`) starts each Dockerfile with its path and a one-line summary.
 
-What the migration could not convert (`DockerfileMigration.blockers`) makes the item `blocked`, one
-Blocker per problem (the supervisor then keeps its edits out of the patch), unless the user passed
-keep_unconverted=true: then the item keeps its status (the commands stay as written under TODO comments,
-nothing is dropped) and each one is listed in the item's notes. A build check the written file fails
-(`DockerfileMigration.checks`, verify.py) blocks the item in every case: it would not build.
+This module is the task-class contract the engine reads (planner/taskmodule.py): `list_work` (one work item
+per Dockerfile the gather parsed, with the deployment evidence that concerns it), `split_work` (without a
+RepoContext: the Dockerfiles the bundle selected), `ITEM_INPUTS`, `RECIPES` (the recipe that migrates one
+Dockerfile into a plan) and `build_graph`: the subgraph checks the plan's edit, sets the item's status and
+writes its report. What the migration could not convert (`DockerfileMigration.blockers`) makes the item
+`blocked`, one Blocker per problem (the supervisor then keeps its edits out of the patch), unless the user
+passed keep_unconverted=true: then the item keeps its status (the commands stay as written under TODO
+comments, nothing is dropped) and each one is listed in the item's notes. A build check the written file
+fails (`DockerfileMigration.checks`, verify.py) blocks the item in every case: it would not build.
 """
 
 from __future__ import annotations

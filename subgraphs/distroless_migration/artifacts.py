@@ -1,5 +1,5 @@
-"""[artifacts.py]
-What a restructured final stage must copy from its -dev builder, read from the build steps.
+"""What a restructured final stage must copy from its -dev builder (`collect`, `package_blockers`), read from
+the build steps, and what its RUNs make that the copy would miss (`lost_outputs`).
 
 Copied, in order of appearance, then de-duplicated (a path inside another copied path goes):
 - every COPY/ADD destination and the final WORKDIR (the app, node_modules, a project .venv);
@@ -12,13 +12,12 @@ Copied, in order of appearance, then de-duplicated (a path inside another copied
 What cannot be told safely becomes a blocker: `pip install --user`, Poetry's cache virtualenv,
 a COPY into /, a package of unknown or runtime role.
 
-[outputs.py]
 RUN outputs a restructured (shell-free) runtime would lose: a blocker for each, so the stage stays -dev.
 
-The runtime stage copies only what artifacts.py found (COPY destinations, the WORKDIR, virtualenvs, pip's
+The runtime stage copies only what `collect` found (COPY destinations, the WORKDIR, virtualenvs, pip's
 site-packages, `go build -o` outputs, paths made by mkdir/chown/chmod/touch, accounts, known libraries).
 A RUN command of the final image is accepted when its effect is inside that:
-- it writes nothing (echo, export, cd, test, …; a redirection is still checked), or artifacts.py handles it
+- it writes nothing (echo, export, cd, test, …; a redirection is still checked), or `collect` handles it
   (pip, venv, uv, poetry, go build, mkdir/chown/chmod/touch, user accounts, apk packages by role);
 - it builds in its working directory (npm/yarn/pnpm without a global flag, cargo, mvn, gradle, make, go,
   python/node scripts, any other program) and that directory is copied;
@@ -78,7 +77,7 @@ class Artifacts:
     users: set[str] = field(default_factory=set)
     cgo_disabled: bool = False
     # the programs the RUNs run, git too where a package manager may run it: evidence that a build tool
-    # installed in the final stage is used by the build (packages.TOOLS)
+    # installed in the final stage is used by the build (wolfi.TOOLS)
     programs: set[str] = field(default_factory=set)
 
     def add(self, source: str, dest: str | None = None, order: int = 4) -> None:
@@ -406,7 +405,7 @@ class _Check:
 
 
 def _no_output(program: str, args: list[str]) -> bool:
-    """Toolchain steps whose outputs only builds use (module caches, tests) or that artifacts.py copies."""
+    """Toolchain steps whose outputs only builds use (module caches, tests) or that `collect` copies."""
     if program == "go":
         return args[:1] in (["mod"], ["vet"], ["test"], ["version"], ["env"], ["list"]) or (
             args[:1] == ["build"] and "-o" in args)

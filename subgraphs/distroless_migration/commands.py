@@ -1,5 +1,8 @@
-"""[commands.py]
-CMD / ENTRYPOINT / HEALTHCHECK → exec form, when no shell feature is needed.
+"""The commands an image runs (CMD, ENTRYPOINT, HEALTHCHECK) on the new images: the exec form of a shell-form
+command, the ENTRYPOINT a CMD needs on its Chainguard image, and the text of the shell-free runtime stage
+that ends with them.
+
+CMD / ENTRYPOINT / HEALTHCHECK → exec form (`shell_to_argv`), when no shell feature is needed.
 
 Docker runs a shell-form command as `/bin/sh -c "…"`. It can become an exec form
 (split like a shell would, with shlex) only when the text uses no expansion,
@@ -7,7 +10,6 @@ redirection, pipe, list, glob, subshell or leading assignment; a leading `exec` 
 dropped (exec form already replaces PID 1). An exec form that runs a shell with
 `-c` is unwrapped under the same condition.
 
-[entrypoints.py]
 Whether a CMD still runs the same on the Chainguard image's ENTRYPOINT, and the ENTRYPOINT to set if not.
 
 Conventions relied on (from the images' published configs; none of this was run here, there is no Docker
@@ -30,8 +32,7 @@ stays on the image's ENTRYPOINT, which is what node/php/redis images did; a dist
 `ENTRYPOINT ["java", "-jar"]` (Chainguard's is java alone). A bare name is taken to be a program:
 a node script without a .js extension would be misread (the note says so).
 
-[restructure.py]
-The shell-free runtime stage added after a restructured final stage.
+The shell-free runtime stage added after a restructured final stage (`render_runtime_stage`).
 
 Layout, in this order: FROM the non -dev image (with the original --platform), the ARGs that
 the copied instructions refer to, every ENV and LABEL of the final image (verbatim), WORKDIR,

@@ -1,5 +1,6 @@
-"""[catalog.py]
-Facts about Chainguard images, from data: `data/chainguard-images.json` (issue 29 §3).
+"""Chainguard images: what each one is (from the catalog data), and which one a source base image becomes.
+
+Facts about Chainguard images come from data: `data/chainguard-images.json` (issue 29 §3).
 
 The vendored file is extracted from the public catalog snapshot (`../shared/chainguard/images.json`, from
 chainguard-images/images at cd7edd236bf1, Apache-2.0): per image its reference, tier, upstream aliases
@@ -8,13 +9,10 @@ packages. The migration asks it, instead of assuming, whether an image runs as r
 is, and whether it already has tzdata, ca-certificates or a shell. It is read once per process.
 
 An image missing here is "not in the known catalog": the paid catalog is larger (see
-`data/extra-images.yaml` and the user mapping file). Refresh: `python -m subgraphs.distroless_migration.catalog
+`data/extra-images.yaml` and the user mapping file). Refresh: `python -m subgraphs.distroless_migration.images
 refresh PATH/images.json`.
 
-[images.py]
-Source base images → Chainguard images, and what each Chainguard image provides.
-
-Decisions (documented in the package docstring too):
+Source base images → Chainguard images (`map_base`). Decisions (documented in the package docstring too):
 - Language images keep their version cut to major.minor (`python:3.11.4-slim` → `python:3.11`,
   `node:20-alpine` → `node:20`, `golang:1.22.3` → `go:1.22`); Java keeps the major only
   (`eclipse-temurin:17-jre` → `jre:17`). A tag with no leading version (`slim`, `lts`) → `latest`.
@@ -438,5 +436,5 @@ def java_for(choice: ImageChoice, builds: bool) -> ImageChoice:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "refresh":
-        sys.exit("usage: python -m subgraphs.distroless_migration.catalog refresh PATH/images.json")
+        sys.exit("usage: python -m subgraphs.distroless_migration.images refresh PATH/images.json")
     print(f"{CATALOG_PATH}: {refresh(Path(sys.argv[2]))} images")

@@ -1,21 +1,19 @@
-"""[editor.py]
-The new Dockerfile text: the original pieces (trivia and instructions, in line order) with some
-replaced, some dropped, text inserted before or after a piece, and text appended at the end.
-
-[migrate.py]
-migrate_dockerfile: one Dockerfile → Chainguard images, with every decision reported.
+"""migrate_dockerfile: one Dockerfile → Chainguard images, with every decision reported.
 
 Per stage: the base image is mapped (images.py; an invalid digest is dropped with a note), the FROM
-word written (froms.py: ARG-parameterised FROMs stay parameterised), RUNs are rewritten for Wolfi
+word written (stages.py: ARG-parameterised FROMs stay parameterised), RUNs are rewritten for Wolfi
 (rewrite.py), a stage that runs commands (or one built FROM it does) gets the -dev variant and `USER root`
 after its FROM. A distro stage that installs a language runtime (python3, nodejs, openjdk, golang) moves
 to that language's image, whose -dev variant provides those packages. Every stage's CMD gets the
-ENTRYPOINT it needs on its new image (entrypoints.py), so a stage used as a build target runs too.
+ENTRYPOINT it needs on its new image (commands.py), so a stage used as a build target runs too.
 The final stage is decided from the shell evidence (runtime.py) and, when its RUNs allow, restructured
-into a -dev builder plus a shell-free runtime stage (artifacts.py, restructure.py).
+into a -dev builder plus a shell-free runtime stage (artifacts.py, commands.py).
 
 Nothing is dropped silently: what cannot be converted stays as written under a `# TODO(planner):` comment
 and is an `ItemBlocker` of the migration (the work item is blocked unless keep_unconverted is set).
+
+`Editor` makes the new Dockerfile text: the original pieces (trivia and instructions, in line order) with
+some replaced, some dropped, text inserted before or after a piece, and text appended at the end.
 """
 
 from __future__ import annotations
@@ -398,7 +396,7 @@ class _Migration:
             change.user_root_added = True
 
     def _entrypoints(self, targets: dict[int, Target], plan: FinalPlan) -> None:
-        """The ENTRYPOINT each stage's own CMD needs on its new image (entrypoints.StagePass)."""
+        """The ENTRYPOINT each stage's own CMD needs on its new image (commands.StagePass)."""
         final_cmd = final_chain(self.df)[-1].cmd
         handled = final_cmd.line if final_cmd is not None and plan.mode in ("plain", "keep-dev") else None
         mapped = {r: c for r, c in self.choice.items() if isinstance(c, ImageChoice)}

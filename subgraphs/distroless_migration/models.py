@@ -1,6 +1,8 @@
-"""[options.py]
-Migration options and the user mapping file.
+"""What a migration takes and gives: its options and the user mapping file (in), the result of migrating one
+Dockerfile with every decision at file and line (`DockerfileMigration`, out), and that result as the item's
+markdown report (`render`, `summary`).
 
+The user mapping file
 The mapping file is YAML with up to three tables, each optional:
 
     images:                 # source image → Chainguard image (added to or overriding the built-in table)
@@ -25,11 +27,7 @@ Image keys match the repository as written (`mycorp/base`), its normalised form
 (`docker.io/mycorp/base`) or, for official images, the short name (`python`).
 Errors are one line: `file:line: field: cause`.
 
-[models.py]
-The result of migrating one Dockerfile: new text and every decision, with file and line.
-
-[report.py]
-A DockerfileMigration as markdown: the path as heading and a one-line summary (so a run over many
+The report: a DockerfileMigration as markdown: the path as heading and a one-line summary (so a run over many
 Dockerfiles reads at a glance), then blockers, stages, packages, the final-stage decision and notes.
 
 Wording follows the item's status: an unconverted package or command is a **blocker** of a blocked item,

@@ -1,16 +1,4 @@
-"""[alpine.py]
-`apk add` on a stage that moves from Alpine to Wolfi: each name through the same table as apt/rpm names.
-
-Wolfi shares most of Alpine's names, not all: `g++` is `gcc`, `musl-dev` is `glibc-dev`, and the musl
-compatibility shims (`gcompat`, `libc6-compat`) are not needed on a glibc system. Each package word is
-mapped where it stands (data/wolfi-map.yaml `apk:`, else the name itself when the Wolfi index has it):
-- mapped to other names: replaced; mapped to nothing: removed, with the table's reason in the note;
-- a version pin (`=1.2-r0`, `~1.2`, `>1`) or a repository tag (`@edge`) is removed and stated in the note:
-  Alpine versions and repositories are not Wolfi's, so apk would not resolve them;
-- an unknown name or a `$VARIABLE` list stays as written and is a blocker (the caller reports it).
-
-[rewrite.py]
-RUN instructions rewritten for Wolfi, in place: only the changed words change. Nothing is dropped silently.
+"""RUN instructions rewritten for Wolfi, in place: only the changed words change. Nothing is dropped silently.
 
 - `apt-get`/`apt`/`yum`/`dnf`/`microdnf`/`tdnf install` → `apk add --no-cache` with each name
   mapped where it stands (so one-package-per-line layouts, comments and continuations stay);
@@ -21,17 +9,29 @@ RUN instructions rewritten for Wolfi, in place: only the changed words change. N
   smaller, apk needs no index update. Other subcommands of those managers stay and are blockers.
 - A name with no known Wolfi package stays in the apk line as written and is a blocker (the caller puts a
   `# TODO(planner):` comment above the RUN); so is a `$VARIABLE` package list.
-- Pipelines are judged whole (unconverted.py): remote installers and `xargs apt-get` stay and are
+- Pipelines are judged whole (shell.py): remote installers and `xargs apt-get` stay and are
   blockers; apt configuration is dropped with a note; repository setup is dropped with a note when the
   stage's later installs all map to Wolfi, else a blocker. A package manager left anywhere in a command
   the rewriter did not convert is a blocker too (never an apt-get silently left in the RUN).
 - `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; `usermod -aG GROUP USER` → `addgroup USER GROUP`;
-  one that cannot be converted stays and is a blocker. Debian/RHEL-only tools (dpkg, locale-gen, …) too.
-- Alpine `apk add` names go through the same table (alpine.py: g++ → gcc, musl-dev → glibc-dev, the musl
-  compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
-  of apt's cache are adapted (mounts.py).
+  one that cannot be converted stays and is a blocker (shell.py). Debian/RHEL-only tools (dpkg, locale-gen, …)
+  too.
+- Alpine `apk add` names go through the same table (`rewrite_add`, below: g++ → gcc, musl-dev → glibc-dev,
+  the musl compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
+  of apt's cache are adapted (shell.py).
 
 Exec-form RUNs and files with a non-backslash escape directive are left alone (the caller reports them).
+
+`apk add` on a stage that moves from Alpine to Wolfi (`rewrite_add`): each name through the same table as
+apt/rpm names.
+
+Wolfi shares most of Alpine's names, not all: `g++` is `gcc`, `musl-dev` is `glibc-dev`, and the musl
+compatibility shims (`gcompat`, `libc6-compat`) are not needed on a glibc system. Each package word is
+mapped where it stands (data/wolfi-map.yaml `apk:`, else the name itself when the Wolfi index has it):
+- mapped to other names: replaced; mapped to nothing: removed, with the table's reason in the note;
+- a version pin (`=1.2-r0`, `~1.2`, `>1`) or a repository tag (`@edge`) is removed and stated in the note:
+  Alpine versions and repositories are not Wolfi's, so apk would not resolve them;
+- an unknown name or a `$VARIABLE` list stays as written and is a blocker (the caller reports it).
 """
 
 from __future__ import annotations

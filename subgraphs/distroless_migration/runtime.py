@@ -19,14 +19,14 @@ alone is never a blocker: it stays in the builder.
 
 A restructure is refused (the stage stays -dev, with a blocker) when the final image sets no CMD or
 ENTRYPOINT (the runtime would only run the base image's default) or when a RUN's outputs would be lost
-(outputs.py: global installs, writes outside the copied paths).
+(artifacts.lost_outputs: global installs, writes outside the copied paths).
 
 Runtime images: Python → python:X.Y, Node → node, Java → jre, Go → static when CGO_ENABLED=0 is
 set (else glibc-dynamic), a distro base → glibc-dynamic when restructured, and without RUNs too unless
 everything it copies from other stages is a Go build with CGO_ENABLED=0 (then static): a program built
 on the (now glibc-based Wolfi) builder links glibc, which static lacks.
 The image's own ENTRYPOINT (python, node, java, …) is reset with `ENTRYPOINT []` only when CMD starts with
-the program itself (entrypoints.py); a CMD of arguments (`CMD ["index.js"]`) stays on it.
+the program itself (commands.py); a CMD of arguments (`CMD ["index.js"]`) stays on it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""[users.py]
+"""The shell commands of a RUN beyond the package installs rewrite.py converts: what cannot simply become
+its Wolfi form (`classify`, a pipeline at a time), how a dropped command leaves the program around it whole
+(`removal_edits`), BuildKit cache mounts (`adapt_mounts`) and account commands (`convert_useradd` & co.).
+
 `useradd` / `groupadd` / `usermod -aG` (shadow) → BusyBox `adduser` / `addgroup`, which Wolfi -dev images have.
 
 BusyBox syntax: `adduser -D [-S] [-u UID] [-G GROUP] [-h HOME] [-s SHELL] [-g GECOS] [-H] NAME`
@@ -7,7 +10,6 @@ existing user to an existing group: what `usermod -aG GROUP USER` does, for one 
 BusyBox equivalent (supplementary groups, non-unique ids, expiry, …) make the conversion fail
 with a reason instead of guessing.
 
-[mounts.py]
 BuildKit cache mounts of a RUN whose apt/yum/dnf install became `apk add --no-cache`.
 
 Decision: the mount flags stay where they are, adapted to apk's cache path. `target=/var/cache/apt` (or yum's /
@@ -16,7 +18,6 @@ indexes under /var/cache/apk too), and so is a second mount that would now have 
 key (`sharing=locked`, `id=…`) is kept. `apk add --no-cache` neither reads nor fills that cache, so the mount is
 harmless but idle; the note says so rather than changing the apk options (untested here: no Docker engine).
 
-[dropping.py]
 Removing commands from a RUN without breaking the shell program around them (issue 29 §2).
 
 The rewriter drops commands apk needs no counterpart of (`apt-get update`, `rm -rf /var/lib/apt/lists/*`).
@@ -39,7 +40,6 @@ the three corpus trees plus the constructs of issue 29; it raises on `case` patt
 `[[ … ]]` (all common in RUN lines), while the edits here only need command boundaries, which
 repocontext's tokenizer gives with offsets. The judge of the result is `sh -n` (verify.py).
 
-[unconverted.py]
 Commands in a RUN that cannot simply become their Wolfi form, judged a whole pipeline at a time.
 
 A pipeline (`a | b | c`) is judged as one: `curl … | bash` is an installer, `cat list | xargs apt-get install`

@@ -1,8 +1,8 @@
-"""[fromline.py]
-Text edits of FROM and ARG instructions that change only the image word (or one ARG default).
+"""The stages of a Dockerfile: what migrate.py asks about them, and the FROM each one gets.
 
-[froms.py]
-The new FROM image words, with ARG-parameterised FROMs kept parameterised.
+The new FROM image words, with ARG-parameterised FROMs kept parameterised (`FromWords`); FROM and ARG
+instructions are edited by changing only the image word or one ARG default (`replace_image`,
+`replace_arg_default`).
 
 - `FROM ${IMAGE}` (the whole image is a global ARG): the ARG's default becomes the Chainguard image and the
   FROM stays `${IMAGE}` (`${IMAGE}-dev` for a stage that runs commands). `--build-arg IMAGE=…` keeps
@@ -15,13 +15,11 @@ The new FROM image words, with ARG-parameterised FROMs kept parameterised.
   serving stages whose images disagree) the FROM is written out from the default, and the report says the
   build argument no longer changes it. A FROM is never frozen silently.
 
-[context.py]
 Facts about a Dockerfile that the migration reads but does not change: the repository files its
 COPYs name, the stage chain behind a stage, whether the final image copies only static programs, and the
 RUNs that rely on bash (which Chainguard -dev images are not documented to have).
 
-[facts.py]
-Two questions migrate.py asks about a stage, answered from the parsed file and the catalog data.
+Questions migrate.py asks about a stage, answered from the parsed file and the catalog data:
 
 - `present_in`: does the image a final stage ends on already have a package (so an install of it can go)?
   Asked of every variant it may end on (default and -dev; for a distro base, static when its only RUN goes,
@@ -113,7 +111,7 @@ def keyword(name: str, like: Instruction) -> str:
 
 _TAG_ARG = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))(?![A-Za-z0-9_])")
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
-Replace = Callable[[int, str], None]  # editor.replace(line, raw)
+Replace = Callable[[int, str], None]  # Editor.replace(line, raw) (migrate.py)
 
 
 @dataclass

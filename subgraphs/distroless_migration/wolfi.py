@@ -1,20 +1,15 @@
-"""[wolfi_index.py]
-The Wolfi package index: which names `apk add` can install on a Chainguard `-dev` image.
+"""Wolfi packages: which names exist, what a Debian/RPM/Alpine name is called on Wolfi, what each is for.
 
-The vendored copy (`data/wolfi-packages.tsv`: name and provides of every package Wolfi
-builds) is the only source of Wolfi names: the mapping table is checked against it and an
-Alpine name is accepted only if it is in it. It is read once per process, on first use.
-
-Refreshing it and checking the mapping against it: `python -m subgraphs.distroless_migration.wolfi_data`.
-
-[wolfi_map.py]
-Debian/Ubuntu, Fedora/RHEL and Alpine package names → Wolfi names, from `data/wolfi-map.yaml`.
+The Wolfi index (`data/wolfi-packages.tsv`: name and provides of every package Wolfi builds) is the only
+source of Wolfi names: the name table is checked against it and an Alpine name is accepted only if it is
+in it. The name table (`data/wolfi-map.yaml`) maps Debian/Ubuntu, Fedora/RHEL and Alpine names. Both are
+read once per process, on first use.
 
 `lookup` answers in this order, and says which answered (`Mapping.how`):
 
 1. "override": the user's mapping (`options.mapping.packages`), as given.
 2. "table": the data table for the manager's family (apt, rpm, apk). Every Wolfi name in it is
-   checked against the vendored Wolfi index (tests, and `wolfi_data check`).
+   checked against the vendored Wolfi index (tests, and `python -m … wolfi check`).
 3. A name the table lists as unmapped (Wolfi does not build it) gets no answer: the caller
    reports it, with `why_unmapped` as the reason.
 4. "same-name": the name as written is a Wolfi package (or something one provides). For apk that
@@ -22,34 +17,26 @@ Debian/Ubuntu, Fedora/RHEL and Alpine package names → Wolfi names, from `data/
    (curl, git) but a coincidence is possible (Debian's `yq` is not Wolfi's), so it is marked for
    the report to say "same name in Wolfi".
 
-The table is read once per process, on first use.
-
-[packages.py]
-Package names → Wolfi package names, and what each Wolfi package is for.
-
-The names come from data (`wolfi_map.py`: `data/wolfi-map.yaml`, checked against the vendored
-Wolfi index `data/wolfi-packages.tsv`), never from memory. `wolfi_names` is the strict answer
-the rewriter uses: the user's override, else the table, else (Alpine only) the name itself when
-Wolfi has a package of that name. An apt/rpm name that merely exists in Wolfi with the same
-spelling is not accepted here, because the result carries no mark for the report to say so;
-`wolfi_map.lookup` returns it as `how="same-name"` for callers that report it.
+`wolfi_names` is the strict answer the rewriter uses: the user's override, else the table, else (Alpine
+only) the name itself when Wolfi has a package of that name. An apt/rpm name that merely exists in Wolfi
+with the same spelling is not accepted there, because the result carries no mark for the report to say
+so; `lookup` returns it as `how="same-name"` for callers that report it.
 
 Roles decide whether a final stage can drop its package manager: packages provided by
 every Chainguard image, build-only packages (toolchains and headers), and -dev packages
 whose shared library a native extension links, copied into the runtime from the builder.
 
-[wolfi_data.py]
-Maintain the Wolfi data: refresh the vendored index, check the mapping table against it.
+Maintaining the data (`main`):
 
-    python -m subgraphs.distroless_migration.wolfi_data refresh PATH   # rewrite data/wolfi-packages.tsv
-    python -m subgraphs.distroless_migration.wolfi_data check [PATH]   # table vs index (and index vs PATH)
+    python -m subgraphs.distroless_migration.wolfi refresh PATH   # rewrite data/wolfi-packages.tsv
+    python -m subgraphs.distroless_migration.wolfi check [PATH]   # table vs index (and index vs PATH)
 
 PATH is a full export of the wolfi-dev/os recipes (columns name, origin, version, provides,
 description), such as /work/shared/wolfi/packages.tsv. `check` prints one line per problem and
 exits 1 when there is any: a mapped Wolfi name the index lacks, a name both mapped and unmapped,
 an Alpine name listed as unmapped that Wolfi has, and (with PATH) any difference between the
-vendored index and the export. Kept apart from `wolfi_index` so that running it as a module does
-not load that module twice (the package imports it).
+vendored index and the export. Importing the package loads no migration code (its __init__ imports
+`migrate` on first use), so running this module does not load it twice.
 """
 
 from __future__ import annotations
@@ -71,7 +58,7 @@ INDEX_PATH = DATA / "wolfi-packages.tsv"
 SOURCE = "wolfi-dev/os at 8190a16 (2026-08-22), package recipes under Apache-2.0"
 HEADER = ("# Wolfi package names and what each also provides (apk virtuals), one package a line.\n"
           "# Source: {source}; extracted columns only (name, provides).\n"
-          "# Regenerate: python -m subgraphs.distroless_migration.wolfi_data refresh PATH\n")
+          "# Regenerate: python -m subgraphs.distroless_migration.wolfi refresh PATH\n")
 
 
 @dataclass(frozen=True)
@@ -259,7 +246,7 @@ def problems(index: WolfiIndex, data: Table | None = None) -> list[str]:
     return found
 
 
-# What every image of the catalog data has (catalog.py: ca-certificates-bundle, wolfi-baselayout), and
+# What every image of the catalog data has (images.py: ca-certificates-bundle, wolfi-baselayout), and
 # ca-certificates, installed for that bundle. Not tzdata: most Chainguard images lack it (static has it).
 PROVIDED_EVERYWHERE = everywhere() | {"ca-certificates"}
 BUILD_ONLY = frozenset({
@@ -334,7 +321,7 @@ def role(wolfi: str, build_only: list[str], run_by_build: frozenset[str] = froze
     return "runtime"
 
 
-USAGE = "usage: python -m subgraphs.distroless_migration.wolfi_data (refresh PATH | check [PATH])"
+USAGE = "usage: python -m subgraphs.distroless_migration.wolfi (refresh PATH | check [PATH])"
 
 
 def _valid(argv: list[str]) -> bool:
