@@ -71,7 +71,7 @@ def migration_ms(repo: Path, files: list[str], dockerfiles: list[str]) -> dict[s
     whole-repository pass, after the data files are loaded once (as in a dispatch): mean and max, ms."""
     sys.path.insert(0, str(ROOT))
     from subgraphs.distroless_migration.migrate import migrate_dockerfile
-    from subgraphs.distroless_migration.options import MigrationOptions
+    from subgraphs.distroless_migration.models import MigrationOptions
 
     def read(rel: str) -> str | None:
         path = repo / rel

@@ -1,20 +1,20 @@
-"""Chainguard image facts come from the vendored catalog data (catalog.py), and refresh from an export."""
+"""Chainguard image facts come from the vendored catalog data (images.py), and refresh from an export."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from subgraphs.distroless_migration import catalog
+from subgraphs.distroless_migration import images
 
 
 def test_facts_come_from_the_data() -> None:
-    python, go, static = (catalog.variant(n, False) for n in ("python", "go", "static"))
+    python, go, static = (images.variant(n, False) for n in ("python", "go", "static"))
     assert python is not None and not python.has("tzdata") and python.has("ca-certificates") and not python.shell
     assert go is not None and go.root  # go runs as root: no USER root is needed after its FROM
     assert static is not None and static.has("tzdata")
-    assert catalog.everywhere() == {"ca-certificates-bundle", "wolfi-baselayout"}
-    assert catalog.aliases()["mongo"] == "mongodb" and catalog.image("wolfi-base").dev is None  # type: ignore[union-attr]
+    assert images.everywhere() == {"ca-certificates-bundle", "wolfi-baselayout"}
+    assert images.aliases()["mongo"] == "mongodb" and images.image("wolfi-base").dev is None  # type: ignore[union-attr]
 
 
 def test_refresh_extracts_the_fields_the_migration_reads(tmp_path: Path) -> None:
@@ -26,9 +26,9 @@ def test_refresh_extracts_the_fields_the_migration_reads(tmp_path: Path) -> None
     source, target = tmp_path / "images.json", tmp_path / "out.json"
     source.write_text(json.dumps(export))
     try:
-        assert catalog.refresh(source, target) == 1
+        assert images.refresh(source, target) == 1
     finally:
-        catalog.catalog.cache_clear()
+        images.catalog.cache_clear()
     written = json.loads(target.read_text())["demo"]
     assert "short_description" not in written and written["variants"]["demo-public"]["dev"] is None
     assert written["variants"]["demo-public"]["default"] == {"entrypoint": "/usr/bin/demo", "cmd": "",

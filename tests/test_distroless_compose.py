@@ -9,7 +9,7 @@ from pathlib import Path
 from planner.config import Settings
 from planner.dispatch import dispatch
 from repocontext.deployment_commands import command_evidence
-from subgraphs.distroless_migration.work import concerns
+from subgraphs.distroless_migration import concerns
 
 COMPOSE = """\
 services:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from repocontext.dockerfile import parse
-from subgraphs.distroless_migration.editor import Editor
-from subgraphs.distroless_migration.fromline import arg_only, replace_arg_default, replace_image, user_root_follows
+from subgraphs.distroless_migration.migrate import Editor
+from subgraphs.distroless_migration.stages import arg_only, replace_arg_default, replace_image, user_root_follows
 
 
 def test_editor_round_trips_and_edits() -> None:
@@ -33,7 +33,7 @@ def test_fromline_helpers() -> None:
 
 def test_origin_maps_written_lines_back_to_the_users_lines() -> None:
     from repocontext.dockerfile import parse
-    from subgraphs.distroless_migration.editor import Editor
+    from subgraphs.distroless_migration.migrate import Editor
 
     editor = Editor(parse("FROM x\n# note\nRUN a \\\n  b\nCMD c", "Dockerfile").dockerfile)
     editor.insert_after(1, "USER root\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_distroless_migrate import migrate
 
-from subgraphs.distroless_migration.entrypoints import is_argument
+from subgraphs.distroless_migration.commands import is_argument
 
 
 @pytest.mark.parametrize(("word", "language", "argument"), [

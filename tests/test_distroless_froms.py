@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_distroless_migrate import migrate
 
-from subgraphs.distroless_migration.froms import tag_template
+from subgraphs.distroless_migration.stages import tag_template
 
 PY_ARG = """\
 ARG PYTHON_VERSION=3.11

@@ -8,9 +8,9 @@ import pytest
 
 from repocontext.dockerfile import parse
 from repocontext.model import BaseImage
+from subgraphs.distroless_migration import options_from
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for, map_base
-from subgraphs.distroless_migration.options import MigrationOptions, UserMapping
-from subgraphs.distroless_migration.work import options_from
+from subgraphs.distroless_migration.models import MigrationOptions, UserMapping
 
 OPTIONS = MigrationOptions()
 

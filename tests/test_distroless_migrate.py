@@ -7,9 +7,7 @@ from pathlib import Path
 from repocontext.dockerfile import parse
 from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
-from subgraphs.distroless_migration.models import DockerfileMigration
-from subgraphs.distroless_migration.options import MigrationOptions, load_mapping
-from subgraphs.distroless_migration.report import render
+from subgraphs.distroless_migration.models import DockerfileMigration, MigrationOptions, load_mapping, render
 
 OPTIONS = MigrationOptions()
 

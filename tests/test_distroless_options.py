@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from subgraphs.distroless_migration.options import MappingError, MigrationOptions, load_mapping, parse_mapping
+from subgraphs.distroless_migration.models import MappingError, MigrationOptions, load_mapping, parse_mapping
 
 
 def test_load_mapping_reads_all_three_tables(tmp_path: Path) -> None:

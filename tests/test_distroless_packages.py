@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from subgraphs.distroless_migration.packages import role, runtime_of, wolfi_names
+from subgraphs.distroless_migration.wolfi import role, runtime_of, wolfi_names
 
 
 def test_wolfi_names() -> None:

@@ -11,8 +11,9 @@ from subgraphs.distroless_migration.models import (
     RuntimeDecision,
     StageChange,
     UnmappedPackage,
+    render,
+    summary,
 )
-from subgraphs.distroless_migration.report import render, summary
 
 MIGRATION = DockerfileMigration(
     path="svc/Dockerfile", new_text="", changed=True,

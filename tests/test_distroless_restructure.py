@@ -5,7 +5,7 @@ from __future__ import annotations
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain
 from subgraphs.distroless_migration.artifacts import Copy
-from subgraphs.distroless_migration.restructure import builder_name, render_runtime_stage
+from subgraphs.distroless_migration.commands import builder_name, render_runtime_stage
 from subgraphs.distroless_migration.runtime import effective_specs
 
 

@@ -6,7 +6,7 @@ from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain
 from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration.images import map_base
-from subgraphs.distroless_migration.options import MigrationOptions
+from subgraphs.distroless_migration.models import MigrationOptions
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
 
 OPTIONS = MigrationOptions()

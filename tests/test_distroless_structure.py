@@ -9,7 +9,7 @@ import pytest
 
 from repocontext.dockerfile.shellwords import tokenize
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
-from subgraphs.distroless_migration.options import MigrationOptions
+from subgraphs.distroless_migration.models import MigrationOptions
 
 CASES = [
     ("apt-get update && if [ \"$(uname -m)\" = aarch64 ]; then apt-get install -y curl && echo arm; "

@@ -8,8 +8,8 @@ from test_distroless_migrate import migrate
 
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.shellwords import commands, tokenize
-from subgraphs.distroless_migration.options import MigrationOptions
-from subgraphs.distroless_migration.unconverted import classify, pipelines
+from subgraphs.distroless_migration.models import MigrationOptions
+from subgraphs.distroless_migration.shell import classify, pipelines
 
 
 def kinds(text: str, tmp_path: Path, **kwargs: object) -> list[tuple[str, int]]:

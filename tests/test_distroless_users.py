@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from subgraphs.distroless_migration.users import convert_groupadd, convert_useradd
+from subgraphs.distroless_migration.shell import convert_groupadd, convert_useradd
 
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from subgraphs.distroless_migration.migrate import migrate_dockerfile
-from subgraphs.distroless_migration.models import DockerfileMigration, ItemBlocker
-from subgraphs.distroless_migration.options import MigrationOptions
+from subgraphs.distroless_migration.models import DockerfileMigration, ItemBlocker, MigrationOptions
 from subgraphs.distroless_migration.verify import check, syntax_errors
 
 GOOD = """\

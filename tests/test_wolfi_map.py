@@ -8,11 +8,22 @@ from pathlib import Path
 import pytest
 
 from repocontext.dockerfile.parser import parse as parse_dockerfile
-from subgraphs.distroless_migration import wolfi_index
-from subgraphs.distroless_migration.packages import BUILD_ONLY, PROVIDED_EVERYWHERE, RUNTIME_LIBS
-from subgraphs.distroless_migration.wolfi_data import main
-from subgraphs.distroless_migration.wolfi_index import diff, read, render, vendored
-from subgraphs.distroless_migration.wolfi_map import Mapping, lookup, problems, source_names, why_unmapped
+from subgraphs.distroless_migration import wolfi
+from subgraphs.distroless_migration.wolfi import (
+    BUILD_ONLY,
+    PROVIDED_EVERYWHERE,
+    RUNTIME_LIBS,
+    Mapping,
+    diff,
+    lookup,
+    main,
+    problems,
+    read,
+    render,
+    source_names,
+    vendored,
+    why_unmapped,
+)
 from tests import datapaths
 
 SHARED_INDEX = datapaths.WOLFI_TSV
@@ -89,7 +100,7 @@ def test_overrides_come_first() -> None:
 
 
 def test_templated_provides_are_not_names() -> None:
-    index = wolfi_index.parse(["name\tprovides\n", "gcc\tgcc-${{vars.major-version}},cc\n", "zlib\n"])
+    index = wolfi.parse_index(["name\tprovides\n", "gcc\tgcc-${{vars.major-version}},cc\n", "zlib\n"])
     assert index.packages == {"gcc": ("cc",), "zlib": ()}
     assert index.has("cc") and not index.has("gcc-${{vars.major-version}}")
 

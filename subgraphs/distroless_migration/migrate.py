@@ -1,16 +1,19 @@
 """migrate_dockerfile: one Dockerfile → Chainguard images, with every decision reported.
 
 Per stage: the base image is mapped (images.py; an invalid digest is dropped with a note), the FROM
-word written (froms.py: ARG-parameterised FROMs stay parameterised), RUNs are rewritten for Wolfi
+word written (stages.py: ARG-parameterised FROMs stay parameterised), RUNs are rewritten for Wolfi
 (rewrite.py), a stage that runs commands (or one built FROM it does) gets the -dev variant and `USER root`
 after its FROM. A distro stage that installs a language runtime (python3, nodejs, openjdk, golang) moves
 to that language's image, whose -dev variant provides those packages. Every stage's CMD gets the
-ENTRYPOINT it needs on its new image (entrypoints.py), so a stage used as a build target runs too.
+ENTRYPOINT it needs on its new image (commands.py), so a stage used as a build target runs too.
 The final stage is decided from the shell evidence (runtime.py) and, when its RUNs allow, restructured
-into a -dev builder plus a shell-free runtime stage (artifacts.py, restructure.py).
+into a -dev builder plus a shell-free runtime stage (artifacts.py, commands.py).
 
 Nothing is dropped silently: what cannot be converted stays as written under a `# TODO(planner):` comment
 and is an `ItemBlocker` of the migration (the work item is blocked unless keep_unconverted is set).
+
+`Editor` makes the new Dockerfile text: the original pieces (trivia and instructions, in line order) with
+some replaced, some dropped, text inserted before or after a piece, and text appended at the end.
 """
 
 from __future__ import annotations
@@ -22,27 +25,105 @@ from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain as final_chain
 from repocontext.dockerfile.shell import evidence as shell_evidence
 from repocontext.model import Dockerfile, Instruction, ShellEvidence, Stage
-from subgraphs.distroless_migration import facts, verify
 from subgraphs.distroless_migration.artifacts import Installed
-from subgraphs.distroless_migration.commands import render_command
-from subgraphs.distroless_migration.context import Reader, bash_lines, candidate_files, static_copies
-from subgraphs.distroless_migration.editor import Editor
-from subgraphs.distroless_migration.entrypoints import StagePass
-from subgraphs.distroless_migration.fromline import arg_only, keyword, replace_image, user_root_follows
-from subgraphs.distroless_migration.froms import FromWords, Target, tag_template
+from subgraphs.distroless_migration.commands import (
+    HEADER,
+    StagePass,
+    builder_name,
+    render_command,
+    render_runtime_stage,
+    runtime_users,
+)
 from subgraphs.distroless_migration.images import ImageChoice, Unmapped, java_for, map_base, without_digest
 from subgraphs.distroless_migration.models import (
     DockerfileMigration,
     ItemBlocker,
+    MigrationOptions,
     PackageChange,
     StageChange,
     UnmappedPackage,
 )
-from subgraphs.distroless_migration.options import MigrationOptions
-from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, runtime_of
-from subgraphs.distroless_migration.restructure import HEADER, builder_name, render_runtime_stage, runtime_users
 from subgraphs.distroless_migration.rewrite import RunContext, RunResult, installs_only, reparsed, rewrite_run
 from subgraphs.distroless_migration.runtime import FinalContext, FinalPlan, decide, effective_specs
+from subgraphs.distroless_migration.stages import (
+    FromWords,
+    Reader,
+    Target,
+    arg_only,
+    bash_lines,
+    candidate_files,
+    copy_source,
+    drops_privileges,
+    keyword,
+    needs_root,
+    pick_runtime,
+    present_in,
+    replace_image,
+    restore_user,
+    static_copies,
+    tag_template,
+    user_root_follows,
+)
+from subgraphs.distroless_migration.verify import check
+from subgraphs.distroless_migration.wolfi import APT_MANAGERS, RPM_MANAGERS, runtime_of
+
+
+class Editor:
+    def __init__(self, dockerfile: Dockerfile) -> None:
+        pieces = [(t.line, t.raw) for t in dockerfile.trivia]
+        pieces += [(i.line, i.raw) for i in dockerfile.preamble]
+        pieces += [(i.line, i.raw) for s in dockerfile.stages for i in s.instructions]
+        self.pieces = dict(sorted(pieces))
+        self.before: dict[int, list[str]] = {}
+        self.after: dict[int, list[str]] = {}
+        self.tail: list[str] = []
+
+    def raw(self, line: int) -> str:
+        return self.pieces[line]
+
+    def replace(self, line: int, raw: str) -> None:
+        self.pieces[line] = raw
+
+    def insert_before(self, line: int, text: str) -> None:
+        self.before.setdefault(line, []).append(text)
+
+    def insert_after(self, line: int, text: str) -> None:
+        self.after.setdefault(line, []).append(text)
+
+    def append(self, text: str) -> None:
+        self.tail.append(text)
+
+    def origin(self, new_line: int) -> int:
+        """The original line a line of the rendered text comes from (text inserted around an instruction
+        counts as that instruction's; the appended tail as the last line), so a check of the written file
+        is reported where the user's file has it."""
+        at, last = 1, 1
+        for line, raw in self.pieces.items():
+            extra = self.after.get(line, [])
+            piece = raw + "\n" if extra and raw and not raw.endswith("\n") else raw
+            size = sum(t.count("\n") for t in self.before.get(line, [])) + piece.count("\n") + \
+                sum(t.count("\n") for t in extra)
+            if raw and piece.count("\n") == 0 and not extra:
+                size += 1  # a last piece without its newline still holds a line
+            if at <= new_line < at + max(size, 1 if raw else 0):
+                inside = new_line - at - sum(t.count("\n") for t in self.before.get(line, []))
+                return line + max(0, min(inside, raw.count("\n") - 1 if raw.count("\n") else 0))
+            at += size
+            last = line
+        return last
+
+    def render(self) -> str:
+        out: list[str] = []
+        for line, raw in self.pieces.items():
+            out += self.before.get(line, [])
+            extra = self.after.get(line, [])
+            out.append(raw + "\n" if extra and raw and not raw.endswith("\n") else raw)
+            out += extra
+        text = "".join(out)
+        if self.tail:
+            text += ("" if not text or text.endswith("\n") else "\n") + "".join(self.tail)
+        return text
+
 
 _LINE = re.compile(r"line \d+: |\b(?:apk|apt-get|apt|yum|dnf|microdnf|tdnf) (?=package)")  # a TODO's text, wherever it
 # is and whichever manager installed the name: a migrated file's apk line keeps the TODO its apt line had
@@ -100,7 +181,7 @@ class _Migration:
         if plan.mode == "restructure":
             self._added_stage(new_text, plan)
         written = {c.new_image for c in self.changes if c.new_image != c.old_image}
-        checks = verify.check(self.path, new_text, self.options.registry, self.kept_froms, written, self.text) \
+        checks = check(self.path, new_text, self.options.registry, self.kept_froms, written, self.text) \
             if new_text != self.text else []
         checks = [c.model_copy(update={"line": self.editor.origin(c.line)}) for c in checks]  # the user's lines
         return DockerfileMigration(
@@ -136,7 +217,7 @@ class _Migration:
         runtimes = [(n, r) for n in names if (r := runtime_of(n)) is not None]
         if not runtimes:
             return choice
-        _package, image, version, notes = facts.pick_runtime(stages, runtimes)
+        _package, image, version, notes = pick_runtime(stages, runtimes)
         self.provided[root] = {n: f"the {image} image" for n, r in runtimes if r[0] == image}
         return ImageChoice(name=image, tag=version or "latest", kind="language", notes=tuple(notes))
 
@@ -181,7 +262,7 @@ class _Migration:
             self._unrewritten(stage, instruction, "exec-form RUN: not rewritten" if instruction.form == "exec"
                               else "the RUN could not be rewritten safely")
         runs = [i for s in self.stages if s.index in self.final_indexes for i in s.instructions if i.keyword == "RUN"]
-        present = facts.present_in(self.choice.get(root), only_run=len(runs) == 1)
+        present = present_in(self.choice.get(root), only_run=len(runs) == 1)
         if stage.index in self.final_indexes and self._redundant(instruction, result, present):
             names = sorted({n for p in result.packages for n in p.new})
             result.notes.append(f"line {instruction.line}: RUN dropped: it only installs packages the final image "
@@ -231,7 +312,7 @@ class _Migration:
             children = [s for s in self.stages if s.base.stage_index == stage.index]
             self.needs_shell[stage.index] = self.has_run[stage.index] or any(
                 self.needs_shell[c.index] for c in children)
-            self.needs_root[stage.index] = facts.needs_root(stage, self.rewritten, kept) or any(
+            self.needs_root[stage.index] = needs_root(stage, self.rewritten, kept) or any(
                 self.needs_root[c.index] for c in children)
 
     # --- the final stage ----------------------------------------------------
@@ -285,7 +366,7 @@ class _Migration:
                 change.notes.append("built FROM an earlier stage: unchanged")
             elif choice is None:
                 change.notes.append("scratch: unchanged")
-            elif isinstance(choice, Unmapped) and facts.copy_source(self.stages, self.final_indexes, stage):
+            elif isinstance(choice, Unmapped) and copy_source(self.stages, self.final_indexes, stage):
                 self.kept_froms.append(stage.line)
                 change.notes.append(f"left unchanged: only a COPY --from source, whose files are the same whatever the "
                                     f"rest of the file runs on ({choice.reason.split(';')[0]})")
@@ -315,7 +396,7 @@ class _Migration:
             change.user_root_added = True
 
     def _entrypoints(self, targets: dict[int, Target], plan: FinalPlan) -> None:
-        """The ENTRYPOINT each stage's own CMD needs on its new image (entrypoints.StagePass)."""
+        """The ENTRYPOINT each stage's own CMD needs on its new image (commands.StagePass)."""
         final_cmd = final_chain(self.df)[-1].cmd
         handled = final_cmd.line if final_cmd is not None and plan.mode in ("plain", "keep-dev") else None
         mapped = {r: c for r, c in self.choice.items() if isinstance(c, ImageChoice)}
@@ -346,8 +427,8 @@ class _Migration:
         root_added = self.changes[chain[0].index].user_root_added and plan.mode == "keep-dev"
         runs_as = final.user if plan.mode != "restructure" else (
             (runtime_users(chain)[-1].value or None) if runtime_users(chain) else None)
-        if root_added and runs_as is None and plan.target is not None and not facts.drops_privileges(chain, self.read):
-            line, user, note = facts.restore_user(chain, self.run_lines, plan.target.name)
+        if root_added and runs_as is None and plan.target is not None and not drops_privileges(chain, self.read):
+            line, user, note = restore_user(chain, self.run_lines, plan.target.name)
             self.editor.insert_after(line, f"{keyword('USER', chain[0].instructions[0])} {user}\n")
             plan.decision.notes.append(note)
         if was_root and runs_as is None and not root_added and plan.target and not plan.target.info.root:

@@ -9,23 +9,36 @@
   smaller, apk needs no index update. Other subcommands of those managers stay and are blockers.
 - A name with no known Wolfi package stays in the apk line as written and is a blocker (the caller puts a
   `# TODO(planner):` comment above the RUN); so is a `$VARIABLE` package list.
-- Pipelines are judged whole (unconverted.py): remote installers and `xargs apt-get` stay and are
+- Pipelines are judged whole (shell.py): remote installers and `xargs apt-get` stay and are
   blockers; apt configuration is dropped with a note; repository setup is dropped with a note when the
   stage's later installs all map to Wolfi, else a blocker. A package manager left anywhere in a command
   the rewriter did not convert is a blocker too (never an apt-get silently left in the RUN).
 - `useradd`/`groupadd` → BusyBox `adduser -D`/`addgroup`; `usermod -aG GROUP USER` → `addgroup USER GROUP`;
-  one that cannot be converted stays and is a blocker. Debian/RHEL-only tools (dpkg, locale-gen, …) too.
-- Alpine `apk add` names go through the same table (alpine.py: g++ → gcc, musl-dev → glibc-dev, the musl
-  compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
-  of apt's cache are adapted (mounts.py).
+  one that cannot be converted stays and is a blocker (shell.py). Debian/RHEL-only tools (dpkg, locale-gen, …)
+  too.
+- Alpine `apk add` names go through the same table (`rewrite_add`, below: g++ → gcc, musl-dev → glibc-dev,
+  the musl compatibility shims removed with the reason); other apk commands stay as written. BuildKit cache mounts
+  of apt's cache are adapted (shell.py).
 
 Exec-form RUNs and files with a non-backslash escape directive are left alone (the caller reports them).
+
+`apk add` on a stage that moves from Alpine to Wolfi (`rewrite_add`): each name through the same table as
+apt/rpm names.
+
+Wolfi shares most of Alpine's names, not all: `g++` is `gcc`, `musl-dev` is `glibc-dev`, and the musl
+compatibility shims (`gcompat`, `libc6-compat`) are not needed on a glibc system. Each package word is
+mapped where it stands (data/wolfi-map.yaml `apk:`, else the name itself when the Wolfi index has it):
+- mapped to other names: replaced; mapped to nothing: removed, with the table's reason in the note;
+- a version pin (`=1.2-r0`, `~1.2`, `>1`) or a repository tag (`@edge`) is removed and stated in the note:
+  Alpine versions and repositories are not Wolfi's, so apk would not resolve them;
+- an unknown name or a `$VARIABLE` list stays as written and is a blocker (the caller reports it).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from repocontext.dockerfile.lexer import physical_lines
@@ -34,11 +47,112 @@ from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
 from repocontext.model import Instruction
-from subgraphs.distroless_migration import alpine, dropping, mounts
 from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
-from subgraphs.distroless_migration.packages import APT_MANAGERS, RPM_MANAGERS, wolfi_names
-from subgraphs.distroless_migration.unconverted import MANAGERS, Verdict, classify, pipelines, program_at, shown
-from subgraphs.distroless_migration.users import convert_groupadd, convert_useradd, convert_usermod
+from subgraphs.distroless_migration.shell import (
+    KEYWORDS,
+    MANAGERS,
+    Verdict,
+    adapt_mounts,
+    classify,
+    convert_groupadd,
+    convert_useradd,
+    convert_usermod,
+    pipelines,
+    program_at,
+    removal_edits,
+    shown,
+)
+from subgraphs.distroless_migration.wolfi import APT_MANAGERS, RPM_MANAGERS, wolfi_names
+
+_SPEC = re.compile(r"([^=<>~@]+)(@[^=<>~]+)?(?:([=<>~]+)(.*))?\Z")
+NOT_NEEDED = {  # why an Alpine package has no counterpart on Wolfi (the table maps these to [])
+    "gcompat": "a glibc compatibility layer for musl: Wolfi is glibc-based, so it is not needed",
+    "libc6-compat": "a glibc compatibility layer for musl: Wolfi is glibc-based, so it is not needed",
+    "fortify-headers": "musl's fortify headers: glibc has its own, so it is not needed",
+    "libintl": "part of glibc on Wolfi, so it is not needed",
+}
+Edit = tuple[int, int, str]
+
+
+@dataclass
+class Mapped:
+    name: str  # the Alpine name
+    new: list[str]  # the Wolfi names written (empty: removed)
+    note: str
+    start: int  # offset of the word (for its line)
+
+
+@dataclass
+class ApkAdd:
+    """The edits for one `apk add` command and what each package became."""
+
+    edits: list[Edit]
+    mapped: list[Mapped]
+    unmapped: list[tuple[str, int, str]]  # (word as written, offset, kind: unmapped-package | dynamic-package-list)
+    kept: int  # package words left in the command
+
+
+def _split(word: str) -> tuple[str, str]:
+    """(name, what is removed: tag and pin as written, or '')."""
+    m = _SPEC.match(word)
+    if not m:
+        return word, ""
+    return m.group(1), (m.group(2) or "") + ((m.group(3) or "") + (m.group(4) or ""))
+
+
+def _note(name: str, new: list[str], removed: str) -> str:
+    parts = []
+    if removed:
+        parts.append(f"{removed!r} removed: Alpine versions and repositories are not Wolfi's")
+    if not new:
+        parts.append(NOT_NEEDED.get(name, "not needed on Wolfi"))
+    elif new != [name]:
+        parts.append("Wolfi's name")
+    return "; ".join(parts)
+
+
+def rewrite_add(words: list[Token], before: Callable[[Token], int], overrides: dict[str, list[str]]) -> ApkAdd | None:
+    """`words`: the command from `apk` on; None when it is not `apk add` (left alone)."""
+    grammar = GRAMMARS["apk"]
+    out = ApkAdd([], [], [], 0)
+    sub: str | None = None
+    skip, emitted = False, set[str]()
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word.text.startswith("-"):
+            skip = "=" not in word.text and word.text in grammar.takes_value | grammar.skip_value
+        elif sub is None:
+            sub = word.text
+            if sub != "add":
+                return None
+        else:
+            out.kept += _package(word, before, overrides, emitted, out)
+    return out if sub == "add" else None
+
+
+def _package(word: Token, before: Callable[[Token], int], overrides: dict[str, list[str]], emitted: set[str],
+             out: ApkAdd) -> int:
+    if "$" in word.raw or "`" in word.raw:
+        out.unmapped.append((word.raw, word.start, "dynamic-package-list"))
+        return 1
+    if "/" in word.text or word.text.endswith(".apk"):
+        return 1  # a local package file or URL: installed as it is
+    name, removed = _split(word.text)
+    names = wolfi_names(name, "apk", overrides)
+    if names is None:
+        out.unmapped.append((word.text, word.start, "unmapped-package"))
+        return 1
+    fresh = [n for n in names if n not in emitted]
+    emitted.update(fresh)
+    out.mapped.append(Mapped(name, names, _note(name, names, removed), word.start))
+    if not fresh:
+        out.edits.append((before(word), word.end, ""))
+        return 0
+    if fresh != [word.text]:
+        out.edits.append((word.start, word.end, " ".join(fresh)))
+    return 1
+
 
 DROPPED = frozenset({"update", "upgrade", "dist-upgrade", "full-upgrade", "clean", "autoclean", "autoremove",
                      "purge", "remove", "erase", "makecache", "check-update", "distro-sync"})
@@ -137,7 +251,7 @@ class RunRewriter:
 
     def _mounts(self, head: _Region) -> None:
         words = [t for t in head.tokens if t.kind == "word"][1:1 + len(self.instruction.flags)]
-        edits, notes = mounts.adapt(words, [head.before(w) for w in words], self.instruction.line)
+        edits, notes = adapt_mounts(words, [head.before(w) for w in words], self.instruction.line)
         self.edits += edits
         self.result.notes += notes
 
@@ -156,9 +270,9 @@ class RunRewriter:
         return sum(1 for c in kept if not all(w.text.startswith("<<") or w.text in ("sh", "bash") for w in c.words))
 
     def _drop(self, region: _Region, dropped: set[int]) -> None:
-        """Remove dropped commands, keeping the program's structure (dropping.py)."""
+        """Remove dropped commands, keeping the program's structure (py)."""
         parens = [t.start for t in region.tokens if t.kind == "op" and t.text == "("]
-        self.edits += dropping.edits(region.commands, dropped, parens)
+        self.edits += removal_edits(region.commands, dropped, parens)
 
     def _judged(self, verdict: Verdict, members: list[Command]) -> bool:
         """Apply a pipeline verdict; True when the pipeline is to be dropped."""
@@ -204,8 +318,8 @@ class RunRewriter:
         return True
 
     def _apk(self, region: _Region, command: Command, k: int, line: int) -> bool:
-        """Alpine's `apk add` with Wolfi names (alpine.py); False when none of its packages is needed."""
-        done = alpine.rewrite_add(command.words[k:], region.before, self.ctx.overrides)
+        """Alpine's `apk add` with Wolfi names (py); False when none of its packages is needed."""
+        done = rewrite_add(command.words[k:], region.before, self.ctx.overrides)
         if done is None:
             return True
         if self.ctx.wolfi_source:  # already Wolfi names and pins: recorded for the roles, never edited
@@ -230,7 +344,7 @@ class RunRewriter:
         up after themselves, so they become `apk add --no-cache` with the names mapped like apt's."""
         words = command.words
         edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k])
-                             if w.text not in dropping.KEYWORDS]
+                             if w.text not in KEYWORDS]
         edits.append((words[k].start, words[k].end, "apk add --no-cache"))
         emitted: set[str] = set()
         kept = sum(self._package(region, w, "apt-get", emitted, edits) for w in words[k + 1:]
@@ -273,7 +387,7 @@ class RunRewriter:
         words = command.words
         grammar = GRAMMARS[manager]
         # sudo, env and assignments go with the command; shell keywords before it (then, do, …) stay
-        keep = dropping.KEYWORDS
+        keep = KEYWORDS
         edits: list[Edit] = [(w.start, words[i + 1].start, "") for i, w in enumerate(words[:k]) if w.text not in keep]
         edits.append((words[k].start, words[k].end, "apk"))
         subcommand: str | None = None

@@ -1,4 +1,5 @@
-"""The final stage: shell-free or not, from the evidence, and how.
+"""[runtime.py]
+The final stage: shell-free or not, from the evidence, and how.
 
 Modes:
 - "as-is": scratch, or an image with no mapping (reported as a blocker).
@@ -18,14 +19,14 @@ alone is never a blocker: it stays in the builder.
 
 A restructure is refused (the stage stays -dev, with a blocker) when the final image sets no CMD or
 ENTRYPOINT (the runtime would only run the base image's default) or when a RUN's outputs would be lost
-(outputs.py: global installs, writes outside the copied paths).
+(artifacts.lost_outputs: global installs, writes outside the copied paths).
 
 Runtime images: Python → python:X.Y, Node → node, Java → jre, Go → static when CGO_ENABLED=0 is
 set (else glibc-dynamic), a distro base → glibc-dynamic when restructured, and without RUNs too unless
 everything it copies from other stages is a Go build with CGO_ENABLED=0 (then static): a program built
 on the (now glibc-based Wolfi) builder links glibc, which static lacks.
 The image's own ENTRYPOINT (python, node, java, …) is reset with `ENTRYPOINT []` only when CMD starts with
-the program itself (entrypoints.py); a CMD of arguments (`CMD ["index.js"]`) stays on it.
+the program itself (commands.py); a CMD of arguments (`CMD ["index.js"]`) stays on it.
 """
 
 from __future__ import annotations
@@ -37,15 +38,18 @@ from repocontext.dockerfile.copies import walk
 from repocontext.dockerfile.packages import SHELLS
 from repocontext.dockerfile.shell import program_index
 from repocontext.model import Instruction, ShellEvidence, Stage
-from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, package_blockers
-from subgraphs.distroless_migration.catalog import SHELLS as CATALOG_SHELLS
-from subgraphs.distroless_migration.catalog import variant
-from subgraphs.distroless_migration.commands import Spec, healthcheck_command, shell_to_argv, unwrap_shell
-from subgraphs.distroless_migration.entrypoints import for_cmd, is_argument
-from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for
-from subgraphs.distroless_migration.models import Blocker, EvidenceRef, RuntimeDecision
-from subgraphs.distroless_migration.options import MigrationOptions
-from subgraphs.distroless_migration.outputs import lost_outputs
+from subgraphs.distroless_migration.artifacts import Artifacts, Installed, collect, lost_outputs, package_blockers
+from subgraphs.distroless_migration.commands import (
+    Spec,
+    for_cmd,
+    healthcheck_command,
+    is_argument,
+    shell_to_argv,
+    unwrap_shell,
+)
+from subgraphs.distroless_migration.images import SHELLS as CATALOG_SHELLS
+from subgraphs.distroless_migration.images import ImageChoice, Unmapped, cut_version, java_for, variant
+from subgraphs.distroless_migration.models import Blocker, EvidenceRef, MigrationOptions, RuntimeDecision
 
 RESTRUCTURABLE = frozenset({"python", "node", "go", "java"})
 SCRIPT_KINDS = frozenset({"entrypoint-script", "cmd-script"})

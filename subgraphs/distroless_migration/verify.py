@@ -1,4 +1,5 @@
-"""Build checks of a migrated Dockerfile, run before its item may report `succeeded` (issue 29 §1).
+"""[verify.py]
+Build checks of a migrated Dockerfile, run before its item may report `succeeded` (issue 29 §1).
 
 A written file passes only when:
 - every `apk add` name (version pin stripped) is a Wolfi package or something one provides (the vendored
@@ -29,7 +30,7 @@ from repocontext.dockerfile.packages import script_heredocs, simple_commands
 from repocontext.dockerfile.shellwords import command_index
 from repocontext.model import Instruction, Stage
 from subgraphs.distroless_migration.models import ItemBlocker
-from subgraphs.distroless_migration.wolfi_index import vendored
+from subgraphs.distroless_migration.wolfi import vendored
 
 DISTRO_MANAGERS = frozenset({"apt-get", "apt", "aptitude", "yum", "dnf", "microdnf", "tdnf", "zypper",
                              "install_packages", "clean-install"})
