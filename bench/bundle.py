@@ -46,7 +46,7 @@ from planner.bundle import Bundle
 from planner.config import Settings
 from planner.hotviews import bundles as hot
 from planner.hotviews import parsed
-from planner.provenance import record_for
+from planner.store.provenance import record_for
 
 CASES: tuple[tuple[str, dict[str, str]], ...] = (("vulnerability-remediation", {"package": "requests"}),
                                                  ("distroless-migration", {}))

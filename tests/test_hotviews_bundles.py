@@ -18,7 +18,7 @@ from planner.bundle import Bundle
 from planner.config import Settings
 from planner.hotviews import backend, naming, tccms
 from planner.hotviews import bundles as hot
-from planner.provenance import record_for
+from planner.store.provenance import record_for
 
 pytest_plugins = ["hotviews_fixtures"]
 

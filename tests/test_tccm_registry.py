@@ -11,7 +11,7 @@ import pytest
 from planner.cli import main
 from planner.config import BUILTIN_TASK_CLASS_DIR, Settings
 from planner.errors import PlannerError, TCCMError
-from planner.taskmodule import for_tccm
+from planner.run.taskmodule import for_tccm
 from planner.tccm import Registry, TCCMDocument
 
 BASE = """

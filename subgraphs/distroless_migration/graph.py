@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.chain.work import Blocker, ItemResult
-from planner.state import TaskState
-from planner.taskbase import checked_result, plan_markdown, single_step_graph
+from planner.run.state import TaskState
+from planner.run.taskbase import checked_result, plan_markdown, single_step_graph
 from subgraphs.distroless_migration import report
 from subgraphs.distroless_migration.models import DockerfileMigration
 

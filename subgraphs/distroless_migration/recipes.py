@@ -7,7 +7,7 @@ import json
 from planner.bundle.model import Bundle
 from planner.chain.recipes import Decline, Recipe, RepoFiles
 from planner.chain.work import WorkItem
-from planner.plan import Edit, Plan
+from planner.patch.plan import Edit, Plan
 from repocontext.model import ShellEvidence
 from subgraphs.distroless_migration import report
 from subgraphs.distroless_migration.migrate import migrate_dockerfile

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.diff import unified_diff
+from planner.patch.diff import unified_diff
 from repocontext.secrets import MARKERS
 
 __all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
@@ -82,7 +82,7 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         if not edit.old:
             raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
         if MARKERS.search(edit.old) or MARKERS.search(edit.new):
-            from planner.unredact import restore  # only for edits made on redacted text
+            from planner.patch.unredact import restore  # only for edits made on redacted text
 
             edit = restore(current, edit)
         at = _locate(current, edit)
