@@ -42,7 +42,7 @@ import redis
 import synthetic
 
 from planner import service, tokens
-from planner.bundle import Bundle
+from planner.bundle.model import Bundle
 from planner.config import Settings
 from planner.hotviews import bundles as hot
 from planner.hotviews import parsed

@@ -15,9 +15,10 @@ from repocontext.parallel import gc_paused
 from repocontext.store import RepoContextStore, StoreError
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
+    from planner.bundle.model import Bundle
     from planner.store.provenance import ProvenanceRecord
-    from planner.tccm import TCCM, Registry
+    from planner.tccm.model import TCCM
+    from planner.tccm.registry import Registry
     from repocontext.gather import Progress
     from repocontext.regather import Regathered
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def registry(settings: Settings) -> Registry:
-    from planner.tccm import Registry
+    from planner.tccm.registry import Registry
 
     return Registry(settings.task_class_dirs)
 

@@ -15,7 +15,7 @@ from test_flow_dispatch import FILES, FIXER, plan
 from planner.config import Settings
 from planner.errors import ExitCode
 from planner.run.dispatch import dispatch
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 
 CHILD = """
 task_class: quick-fixer

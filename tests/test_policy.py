@@ -18,7 +18,7 @@ from planner.policy.kinds import kind_of
 from planner.policy.versions import bump, edit_bumps
 from planner.run.dispatch import dispatch
 from planner.store.provenance import ProvenanceStore
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 
 
 def _advisories(tmp_path: Path) -> Path:

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 from planner.queries import tccm_summary
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
+    from planner.bundle.model import Bundle
     from planner.store.provenance import ProvenanceRecord
-    from planner.tccm import TCCM, Registry
+    from planner.tccm.model import TCCM
+    from planner.tccm.registry import Registry
 
 
 def class_row(registry: Registry, name: str) -> dict[str, Any]:

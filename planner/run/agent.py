@@ -17,9 +17,9 @@ from planner.config import Settings
 from planner.errors import PlannerError
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
+    from planner.bundle.model import Bundle
     from planner.store.provenance import ProvenanceRecord
-    from planner.tccm import TCCM
+    from planner.tccm.model import TCCM
 
 
 def narrowed(tccm: TCCM, max_tokens: int | None) -> TCCM:
@@ -72,7 +72,7 @@ def request_entry(settings: Settings, bundle_id: str, wanted: str, by: str = "mc
 def _as_bundle(record: ProvenanceRecord) -> Bundle:
     """The recorded bundle without its text (a request only appends). The record as read has the earlier
     loaded requests applied (ProvenanceStore.get), so they count against the budget."""
-    from planner.bundle import Bundle
+    from planner.bundle.model import Bundle
 
     return Bundle(task_class=record.task_class, tccm_version=record.tccm.version, mode=record.mode,
                   inputs=record.inputs, entries=record.entries, totals=record.totals, text="",

@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner import service
-from planner.bundle import build, open_view
+from planner.bundle.builder import build
+from planner.bundle.view import open_view
 from planner.config import Settings
 from planner.errors import PlannerError
 from planner.inputs import parse_pairs
