@@ -10,7 +10,7 @@ import typer
 
 from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
-from planner.patch.apply import apply_run
+from planner.run.apply import apply_run
 from planner.store.runs import run_items
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
@@ -97,7 +97,7 @@ def dispatch_command(
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
     # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
     from planner.chain.llm import init_model
-    from planner.patch.apply import check_clean
+    from planner.run.apply import check_clean
     from planner.run.dispatch import dispatch, run_options
 
     settings = Settings.from_env().for_one_run()

@@ -28,7 +28,7 @@ def run_dispatch(settings: Settings, task_class: str, repo: Path, inputs: dict[s
                  progress: Progress) -> dict[str, Any]:
     # Imported here: the graph and LangChain cost ~1 s, which the server's start-up need not pay.
     from planner.chain.llm import init_model
-    from planner.patch.apply import apply_run, check_clean
+    from planner.run.apply import apply_run, check_clean
     from planner.run.dispatch import dispatch, run_options
     from planner.store.runs import run_items
 

@@ -68,7 +68,7 @@ def _branch_exists(repo: Path, branch: str) -> bool:
 def apply(spec: Spec, result: Result, home: Path | None = None) -> Result:
     """Commit the patch on the portfolio's branch. One branch per portfolio and repository: an existing one
     is from an earlier attempt of this portfolio and is kept, never duplicated. Never touches the work tree."""
-    from planner.patch.apply import apply_patch
+    from planner.run.apply import apply_patch
     from planner.store.runs import exact_patch
 
     if not (spec.apply and result.status == "succeeded" and result.patch) or result.branch:
