@@ -42,11 +42,11 @@ import redis
 import synthetic
 
 from planner import service, tokens
-from planner.bundle import Bundle
+from planner.bundle.model import Bundle
 from planner.config import Settings
 from planner.hotviews import bundles as hot
 from planner.hotviews import parsed
-from planner.provenance import record_for
+from planner.store.provenance import record_for
 
 CASES: tuple[tuple[str, dict[str, str]], ...] = (("vulnerability-remediation", {"package": "requests"}),
                                                  ("distroless-migration", {}))

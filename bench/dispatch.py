@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner import service  # noqa: E402
 from planner.config import Settings  # noqa: E402
-from planner.dispatch import dispatch  # noqa: E402
+from planner.run.dispatch import dispatch  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
 

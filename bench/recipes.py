@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from planner.config import Settings  # noqa: E402
-from planner.dispatch import dispatch  # noqa: E402
+from planner.run.dispatch import dispatch  # noqa: E402
 
 
 def _compiles(repo: Path, patch: str, files: list[str]) -> str:

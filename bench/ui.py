@@ -28,11 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from planner import runindex  # noqa: E402
 from planner.config import Settings  # noqa: E402
-from planner.dispatch import dispatch  # noqa: E402
-from planner.provenance import ProvenanceRecord, ProvenanceStore, index_summary  # noqa: E402
-from planner.runs import RunStore  # noqa: E402
+from planner.run.dispatch import dispatch  # noqa: E402
+from planner.store import runindex  # noqa: E402
+from planner.store.provenance import ProvenanceRecord, ProvenanceStore, index_summary  # noqa: E402
+from planner.store.runs import RunStore  # noqa: E402
 from planner.ui.app import create_app, warm  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]

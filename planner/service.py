@@ -15,9 +15,10 @@ from repocontext.parallel import gc_paused
 from repocontext.store import RepoContextStore, StoreError
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
-    from planner.provenance import ProvenanceRecord
-    from planner.tccm import TCCM, Registry
+    from planner.bundle.model import Bundle
+    from planner.store.provenance import ProvenanceRecord
+    from planner.tccm.model import TCCM
+    from planner.tccm.registry import Registry
     from repocontext.gather import Progress
     from repocontext.regather import Regathered
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def registry(settings: Settings) -> Registry:
-    from planner.tccm import Registry
+    from planner.tccm.registry import Registry
 
     return Registry(settings.task_class_dirs)
 
@@ -151,9 +152,9 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
     """Build the bundle `name` would get for `repo` (hot views first), without recording it. Entries
     scoped by a `per_item` input are left to each work item's own bundle. `demoted`: must_read is read as
     should_read (cut, not refused), for a class whose recipes run whatever the bundle holds. `tccm`: that
-    class already resolved (and perhaps narrowed, planner/agent.py), instead of resolving `name`."""
+    class already resolved (and perhaps narrowed, planner/run/agent.py), instead of resolving `name`."""
     from planner.hotviews import bundles as hot_views
-    from planner.provenance import record_for
+    from planner.store.provenance import record_for
 
     tccm = tccm or task_class(settings, name)
     if demoted:
@@ -173,7 +174,7 @@ def build_view(settings: Settings, name: str, repo: Path,
     input that scopes work items was not given (no `package`: every package's slices at once), the view a
     dispatch's run gets instead, those entries left per item, and one line per candidate item (None when the
     bundle fit as it was)."""
-    from planner.taskmodule import for_tccm
+    from planner.run.taskmodule import for_tccm
 
     try:
         bundle, tccm, provenance = build_bundle(settings, name, repo, inputs)
@@ -191,6 +192,6 @@ def build_view(settings: Settings, name: str, repo: Path,
 
 
 def record(settings: Settings, provenance: ProvenanceRecord) -> Path:
-    from planner.provenance import ProvenanceStore
+    from planner.store.provenance import ProvenanceStore
 
     return ProvenanceStore(settings.home).append(provenance)

@@ -7,7 +7,7 @@ The rules are data (`secret_rules.yaml`, compiled once by `repocontext.secret_ru
 - every other value found is redacted: the secret itself is replaced by `REDACTED-<rule>`, the rest of
   the line kept, so a manifest whose URL holds a password is still read and its key stays visible.
 Patches are made from exact reads of the real files (`planner.bundle.view.read_repo_file(exact=True)`);
-an edit written on redacted text is mapped back to the real one (`planner.unredact`), so what is applied
+an edit written on redacted text is mapped back to the real one (`planner.patch.unredact`), so what is applied
 to a repository is exact. `redact_tree` scrubs whole values (states, records) before they are encoded.
 """
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from planner.bundle.model import Bundle
 from planner.chain.work import WorkItem
-from planner.state import TaskState
-from planner.taskbase import checked_result, plan_markdown, single_step_graph
+from planner.run.state import TaskState
+from planner.run.taskbase import checked_result, plan_markdown, single_step_graph
 from subgraphs.relock import regenerate
 
 __all__ = ["build_graph", "execute", "regenerate", "split_work"]

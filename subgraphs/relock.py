@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.plan import Plan
-from planner.taskbase import reader
+from planner.patch.plan import Plan
+from planner.run.taskbase import reader
 from repocontext.deps.compiled import compile_header, compiled_sources, recompile
 from subgraphs.vulnerability_remediation.lockfiles import nearest_locks, relock_command
 from subgraphs.vulnerability_remediation.model import LockfileAction

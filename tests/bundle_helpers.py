@@ -7,8 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from planner import tokens
-from planner.bundle import Bundle, build, open_view, render
-from planner.tccm import TCCM, Registry
+from planner.bundle import render
+from planner.bundle.builder import build
+from planner.bundle.model import Bundle
+from planner.bundle.view import open_view
+from planner.tccm.model import TCCM
+from planner.tccm.registry import Registry
 from repocontext.gather import gather
 from repocontext.store import RepoContextStore
 

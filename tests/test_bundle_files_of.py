@@ -11,7 +11,8 @@ from bundle_helpers import budget, make_bundle, tccm_from
 
 from planner.bundle import files_of
 from planner.errors import TCCMError
-from planner.tccm import Registry, TCCMDocument
+from planner.tccm.model import TCCMDocument
+from planner.tccm.registry import Registry
 
 REPO = {
     "requirements.txt": "-r requirements/base.txt\n-r requirements/dev.in\n",

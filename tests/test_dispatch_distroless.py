@@ -10,8 +10,8 @@ from conftest import run_cli
 from fake_llm import fake_planner
 
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.provenance import ProvenanceStore
+from planner.run.dispatch import dispatch
+from planner.store.provenance import ProvenanceStore
 
 API = """\
 FROM python:3.11-slim-bookworm

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 API = """\
 FROM python:3.12-slim

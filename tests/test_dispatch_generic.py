@@ -8,8 +8,8 @@ from pathlib import Path
 from fake_llm import fake_planner
 
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.provenance import ProvenanceStore
+from planner.run.dispatch import dispatch
+from planner.store.provenance import ProvenanceStore
 
 README_TITLE = """
 task_class: readme-title

@@ -12,7 +12,7 @@ import pytest
 from conftest import GIT_ENV
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 # No final newline, and the last line (the CMD) is in the changed final stage.
 DOCKERFILE = "FROM python:3.11-slim-bookworm\nWORKDIR /app\nCOPY . .\n" \

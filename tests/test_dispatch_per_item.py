@@ -10,9 +10,9 @@ from pathlib import Path
 from conftest import run_cli
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
-from planner.provenance import ProvenanceStore
+from planner.run.dispatch import dispatch
+from planner.store.provenance import ProvenanceStore
 
 SMALL = "FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\nCMD [\"python\", \"-m\", \"app\"]\n"
 

@@ -11,9 +11,9 @@ import pytest
 from conftest import git, run_cli, write_files
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
-from planner.provenance import ProvenanceStore
+from planner.run.dispatch import dispatch
+from planner.store.provenance import ProvenanceStore
 
 
 def osv(path: Path, ident: str, ecosystem: str, package: str, events: list[list[dict[str, str]]],

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 from repocontext.deployment_commands import command_evidence
 from subgraphs.distroless_migration import concerns
 

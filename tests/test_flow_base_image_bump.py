@@ -10,7 +10,7 @@ from fake_llm import FakePlanner, plan_message
 from langchain_core.messages import AIMessage
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "images"
 BUMP = {"summary": "python 3.11.4 → 3.11.9", "used_entries": ["must_read:0:Dockerfile"], "edits": [

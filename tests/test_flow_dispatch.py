@@ -9,7 +9,7 @@ from fake_llm import FakePlanner, fake_planner
 from langchain_core.messages import AIMessage
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 FIXER = """
 task_class: readme-fixer

@@ -13,9 +13,9 @@ from fake_llm import fake_planner
 from test_flow_dispatch import FILES, FIXER, plan
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
-from planner.tccm import Registry
+from planner.run.dispatch import dispatch
+from planner.tccm.registry import Registry
 
 CHILD = """
 task_class: quick-fixer

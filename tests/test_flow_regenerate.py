@@ -19,8 +19,8 @@ from test_flow_dispatch import FIXER, plan
 from test_remediation_regenerate import PACKAGE_JSON, advisories, items, lock  # noqa: F401 - a fixture
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
+from planner.run.dispatch import dispatch
 
 ADDER = """
 task_class: add-dependency

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from fake_llm import fake_planner
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 def show(kind, data):
     if kind in ("run", "verify"):

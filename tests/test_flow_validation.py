@@ -9,7 +9,7 @@ import pytest
 
 from planner.flow.conditions import ConditionError, evaluate, parse
 from planner.flow.mermaid import render
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 
 HEAD = """\
 task_class: flowy

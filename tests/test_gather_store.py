@@ -10,7 +10,7 @@ import pytest
 from conftest import commit_all, git, write_files
 
 from planner import service
-from planner.bundle import open_view
+from planner.bundle.view import open_view
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
 from repocontext.gather import gather

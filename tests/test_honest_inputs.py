@@ -14,7 +14,7 @@ import pytest
 
 from planner.errors import PlannerError
 from planner.inputs import check_inputs
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 from repocontext import globs
 
 ROOT = Path(__file__).resolve().parents[1]

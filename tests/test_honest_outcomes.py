@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.config import Settings
-from planner.dispatch import resume
-from planner.runs import RunStore
+from planner.run.dispatch import resume
+from planner.store.runs import RunStore
 from tests.conftest import write_files
 
 ROOT = Path(__file__).resolve().parents[1]

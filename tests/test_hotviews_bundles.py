@@ -14,11 +14,11 @@ from conftest import commit_all, write_files
 from hotviews_support import HotBackend, RedisProcess, free_port, settle
 
 from planner import service
-from planner.bundle import Bundle
+from planner.bundle.model import Bundle
 from planner.config import Settings
 from planner.hotviews import backend, naming, tccms
 from planner.hotviews import bundles as hot
-from planner.provenance import record_for
+from planner.store.provenance import record_for
 
 pytest_plugins = ["hotviews_fixtures"]
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.bundle import Bundle
-from planner.bundle.model import BundleEntry, Totals
+from planner.bundle.model import Bundle, BundleEntry, Totals
 from planner.hotviews import parsed
 
 

@@ -10,7 +10,7 @@ from bundle_helpers import tccm_from
 from planner import tokens
 from planner.bundle import keys, render
 from planner.hotviews import slices
-from planner.tccm import TCCM
+from planner.tccm.model import TCCM
 
 CONTEXT = {
     "dependencies": {

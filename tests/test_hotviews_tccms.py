@@ -11,7 +11,7 @@ import pytest
 from planner.config import Settings
 from planner.errors import PlannerError
 from planner.hotviews import tccms
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 
 BODY = """task_class: {name}
 version: {version}

@@ -1,4 +1,4 @@
-"""planner.diff: every diff it makes is one real git applies, byte for byte, whatever the file holds."""
+"""planner.patch.diff: every diff it makes is one real git applies, byte for byte, whatever the file holds."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.bundle.view import read_repo_file
-from planner.diff import file_diff, split_lines, to_bytes, unified_diff
-from planner.patchcheck import check_patch, split_patch
-from planner.plan import Edit, apply_edits
-from planner.taskbase import reader
+from planner.patch.check import check_patch, split_patch
+from planner.patch.diff import file_diff, split_lines, to_bytes, unified_diff
+from planner.patch.plan import Edit, apply_edits
+from planner.run.taskbase import reader
 
 # Pieces of lines, as bytes: tabs, trailing blanks, a CR or form feed inside a line, a BOM, UTF-8 beyond ASCII,
 # U+2028 (str.splitlines cuts there, git does not) and bytes that are not UTF-8 (Latin-1 é, 0xff).

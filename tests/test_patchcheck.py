@@ -1,4 +1,4 @@
-"""planner.patchcheck: the gate checks a patch against the bytes it was made from and against HEAD."""
+"""planner.patch.check: the gate checks a patch against the bytes it was made from and against HEAD."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import GIT_ENV, git, write_files
 
-from planner.apply import apply_patch
 from planner.chain.work import ItemResult, WorkItem
-from planner.patchcheck import check_patch, gated_files
-from planner.plan import Edit, apply_edits, unified_diff
-from planner.taskbase import reader
+from planner.patch.check import check_patch, gated_files
+from planner.patch.plan import Edit, apply_edits, unified_diff
+from planner.run.apply import apply_patch
+from planner.run.taskbase import reader
 
 OLD_STYLE = "diff --git a/Dockerfile b/Dockerfile\n--- a/Dockerfile\n+++ b/Dockerfile\n@@ -1,2 +1,3 @@\n FROM a\n" \
             "-RUN b+RUN b\n+FROM c\n\\ No newline at end of file\n"  # what the old difflib wrapper wrote

@@ -11,14 +11,14 @@ from conftest import run_cli
 from test_dispatch_remediation import osv
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
 from planner.policy.enforce import check_edits
 from planner.policy.inherit import effective
 from planner.policy.kinds import kind_of
 from planner.policy.versions import bump, edit_bumps
-from planner.provenance import ProvenanceStore
-from planner.tccm import Registry
+from planner.run.dispatch import dispatch
+from planner.store.provenance import ProvenanceStore
+from planner.tccm.registry import Registry
 
 
 def _advisories(tmp_path: Path) -> Path:

@@ -16,7 +16,7 @@ from celery_helpers import REDIS, VISIBILITY_S, Worker, broker_url, flush
 from conftest import run_cli
 from portfolio_helpers import ADVISORIES, make_fleet
 
-from planner.runs import RunStore
+from planner.store.runs import RunStore
 
 pytestmark = pytest.mark.skipif(not REDIS, reason="PLANNER_TEST_REDIS_URL not set (.ci/run starts a redis-server)")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from celery_helpers import REDIS, broker_url, flush
 
-from planner.chain.examples import SolvedExamples
-from planner.plan import Plan
+from planner.patch.plan import Plan
 from planner.portfolio import broker
+from planner.store.examples import SolvedExamples
 
 pytestmark = pytest.mark.skipif(not REDIS, reason="PLANNER_TEST_REDIS_URL not set (.ci/run starts a redis-server)")
 

@@ -18,8 +18,8 @@ from conftest import commit_all, git, run_cli
 from portfolio_helpers import ADVISORIES, make_fleet
 from test_dispatch_generic import PLAN, README_TITLE
 
-from planner.chain.examples import SolvedExamples
 from planner.portfolio.store import PortfolioStore
+from planner.store.examples import SolvedExamples
 
 pytestmark = pytest.mark.skipif(not REDIS, reason="PLANNER_TEST_REDIS_URL not set (.ci/run starts a redis-server)")
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import run_cli
 
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.patchedits import PatchError, edits_from_patch
-from planner.plan import apply_edits
+from planner.patch.parse import PatchError, edits_from_patch
+from planner.patch.plan import apply_edits
+from planner.run.dispatch import dispatch
 from planner.ui.home import Home
 from planner.ui.views import run_page
 

@@ -3,7 +3,7 @@ rules without a fix, regex replacements, block edits."""
 
 from __future__ import annotations
 
-from planner.plan import apply_edits
+from planner.patch.plan import apply_edits
 from planner.recipes import astgrep, textreplace
 from planner.recipes.edits import file_edits
 from planner.recipes.model import Replace

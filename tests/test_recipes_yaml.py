@@ -12,8 +12,8 @@ import pytest
 from conftest import commit_all, git
 
 from planner.config import Settings
-from planner.dispatch import EXIT, dispatch
-from planner.provenance import ProvenanceStore
+from planner.run.dispatch import EXIT, dispatch
+from planner.store.provenance import ProvenanceStore
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -1,7 +1,7 @@
 """plan_upgrade on PyPI manifests: requirements files, constraints, hashes, PEP 621 and Poetry pyproject.toml.
 
 Declarations come from the real dependencies probe run over a real git repo,
-and every edit is applied with planner.plan.apply_edits, so line numbers and
+and every edit is applied with planner.patch.plan.apply_edits, so line numbers and
 `old` texts are checked against what the rest of the system produces.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from planner.plan import apply_edits
+from planner.patch.plan import apply_edits
 from repocontext.gather import gather
 from repocontext.probes.dependencies import DependenciesProbe
 from subgraphs.vulnerability_remediation.edits import UpgradePlan, plan_upgrade

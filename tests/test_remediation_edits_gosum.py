@@ -52,7 +52,7 @@ def test_dispatch_remediates_logrus_1_9_0s_yaml_v3(make_repo: Callable[..., Path
     import subprocess
 
     from planner.config import Settings
-    from planner.dispatch import dispatch
+    from planner.run.dispatch import dispatch
 
     advisories = tmp_path / "osv"
     advisories.mkdir()
@@ -79,7 +79,7 @@ def test_two_go_sum_only_modules_are_both_required(make_repo: Callable[..., Path
     import subprocess
 
     from planner.config import Settings
-    from planner.dispatch import dispatch
+    from planner.run.dispatch import dispatch
 
     advisories = tmp_path / "osv"
     advisories.mkdir()

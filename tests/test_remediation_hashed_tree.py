@@ -12,7 +12,7 @@ from pipcompile_tree import NAMES, tree
 
 from planner import service
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from planner.chain.work import ItemResult, WorkItem
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.plan import Plan
+from planner.patch.plan import Plan
+from planner.run.dispatch import dispatch
 from subgraphs.vulnerability_remediation.graph import never_unchanged
 
 LONG = "A long advisory summary that makes every record weigh in the rendered slice. " * 6

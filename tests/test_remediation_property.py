@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.policy.versions import bump
+from planner.run.dispatch import dispatch
 from repocontext.lazyjson import plain
 from repocontext.store import RepoContextStore
 

@@ -18,8 +18,8 @@ from conftest import git, run_cli
 from test_dispatch_remediation import osv
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.errors import ExitCode
+from planner.run.dispatch import dispatch
 
 # Exact pins: a range that already allows the fix beside this lock is left as written (only the lock moves,
 # issue 22 §3); these tests are about the plumbing around a tool that rewrites a lock after a manifest edit.

@@ -21,7 +21,7 @@ from conftest import commit_all, git
 from test_dispatch_remediation import osv
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 from repocontext.deps.npm_lock import parse_package_lock
 from repocontext.deps.pnpm_lock import parse_pnpm_lock
 from repocontext.deps.yarn_lock import parse_yarn_lock

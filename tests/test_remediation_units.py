@@ -9,7 +9,7 @@ from pathlib import Path
 from test_dispatch_remediation import osv
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 from subgraphs.vulnerability_remediation.work import split_findings, unit_of
 
 

@@ -21,13 +21,13 @@ from hotviews_support import clear_namespace, forget_local_state
 
 from planner.cli import main
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.hotviews import naming
-from planner.plan import Edit, apply_edits, unified_diff
+from planner.patch.plan import Edit, apply_edits, unified_diff
 from planner.portfolio import collect
 from planner.portfolio.model import Result, Spec
-from planner.runs import EXACT_PATCH, read_state
-from planner.taskbase import reader
+from planner.run.dispatch import dispatch
+from planner.run.taskbase import reader
+from planner.store.runs import EXACT_PATCH, read_state
 from planner.ui.app import create_app
 from repocontext.secrets import content_rule, path_rule, redact
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from planner.bundle import build
+from planner.bundle.builder import build
 from planner.bundle.view import RepoView, open_view
 from repocontext import encode, parts
 from repocontext.gather import gather

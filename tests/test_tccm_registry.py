@@ -11,8 +11,9 @@ import pytest
 from planner.cli import main
 from planner.config import BUILTIN_TASK_CLASS_DIR, Settings
 from planner.errors import PlannerError, TCCMError
-from planner.taskmodule import for_tccm
-from planner.tccm import Registry, TCCMDocument
+from planner.run.taskmodule import for_tccm
+from planner.tccm.model import TCCMDocument
+from planner.tccm.registry import Registry
 
 BASE = """
 task_class: base

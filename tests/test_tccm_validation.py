@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import TCCMError
-from planner.tccm import Registry
+from planner.tccm.registry import Registry
 
 VALID = """\
 task_class: demo

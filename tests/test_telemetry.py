@@ -12,8 +12,8 @@ from fake_llm import fake_planner
 from test_dispatch_generic import FILES, PLAN, README_TITLE
 
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.telemetry import Telemetry
+from planner.run.dispatch import dispatch
+from planner.store.telemetry import Telemetry
 
 
 def test_requested_may_read_and_unused_must_read_are_flagged(home: Path, tccm_dir: Callable[..., Path],

@@ -148,7 +148,7 @@ def test_preview_a_bundle(ui: UIHome, server: str, page: Any, tmp_path: Path) ->
 
 
 def test_a_running_run_page_follows_the_run(ui: UIHome, server: str, page: Any) -> None:
-    from planner.runs import RunStore
+    from planner.store.runs import RunStore
 
     store = RunStore(ui.home)  # this process owns the run, so it reads as running until its status is set
     store.create("20990101-000000-b10e00", "readme-title", str(ui.home), {}, {})

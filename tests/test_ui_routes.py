@@ -180,7 +180,7 @@ def test_no_route_writes_and_none_accepts_a_change(ui: UIHome, client: TestClien
 
 
 def test_a_running_run_shows_live_progress(ui: UIHome, client: TestClient) -> None:
-    from planner.runs import RunStore
+    from planner.store.runs import RunStore
 
     store = RunStore(ui.home)  # this process is the run's owner, so it reads as running
     store.create("20990101-000000-11fe00", "readme-title", str(ui.home), {}, {})

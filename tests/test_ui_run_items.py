@@ -8,7 +8,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from planner.config import Settings
-from planner.dispatch import dispatch
+from planner.run.dispatch import dispatch
 from planner.ui.app import create_app
 
 ADVISORIES = str(Path(__file__).resolve().parents[1] / "examples" / "advisories")

@@ -19,11 +19,11 @@ from fastapi.testclient import TestClient
 from test_runs_durable import ADVISORY, _start, _wait_for
 from ui_support import snapshot
 
-from planner import runindex
 from planner.config import Settings
-from planner.dispatch import dispatch
-from planner.provenance import ProvenanceStore, index_summary
-from planner.runs import RunStore
+from planner.run.dispatch import dispatch
+from planner.store import runindex
+from planner.store.provenance import ProvenanceStore, index_summary
+from planner.store.runs import RunStore
 from planner.ui.app import create_app
 
 SHOP = {"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\nrequests.get('https://example.com')\n"}

@@ -112,7 +112,7 @@ def test_bad_sort_or_page_is_one_clear_line(client: TestClient) -> None:
 
 
 def test_the_copy_follows_new_runs_and_writes_nothing(pf: PortfolioHome, client: TestClient) -> None:
-    from planner.dispatch import dispatch
+    from planner.run.dispatch import dispatch
 
     before = snapshot(pf.home)
     first = shown_ids(client.get("/runs", params={"flat": 1}).text)

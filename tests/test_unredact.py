@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.plan import Edit, EditError, apply_edits, unified_diff
+from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from repocontext.secrets import redact
 
 REQUIREMENTS = ("requests==2.30.0\n"

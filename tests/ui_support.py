@@ -21,11 +21,11 @@ from conftest import commit_all, free_port, git, write_files
 from fake_llm import fake_planner
 
 from planner.config import Settings
-from planner.dispatch import dispatch
 from planner.portfolio import coordinator
 from planner.portfolio.execute import execute
 from planner.portfolio.model import Job, Result
 from planner.portfolio.store import PortfolioStore
+from planner.run.dispatch import dispatch
 
 SCRIPT = "<script>alert('pwned')</script>"
 IMG = '"><img src=x onerror=alert(1)>'

@@ -1,7 +1,4 @@
-"""Context Bundles: what a task class's worker sees, under a hard budget, with provenance."""
+"""Context Bundles: what a task class's worker sees, under a hard budget, with provenance.
 
-from planner.bundle.builder import build
-from planner.bundle.model import Bundle, BundleEntry, Totals
-from planner.bundle.view import RepoView, open_view
-
-__all__ = ["Bundle", "BundleEntry", "RepoView", "Totals", "build", "open_view"]
+Imports nothing: `model` (Bundle, BundleEntry, Totals), `view` (RepoView, open_view) and `builder` (build) are
+imported by name, so a submodule never imports its own package's re-exports (no package ↔ submodule circle)."""

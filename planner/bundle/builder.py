@@ -26,7 +26,8 @@ from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import BudgetError
 from planner.hotviews.model import SliceSource
-from planner.tccm.model import TCCM, Entry, input_refs
+from planner.tccm.entry import Entry, input_refs
+from planner.tccm.model import TCCM
 from repocontext.lazyjson import plain
 from repocontext.parallel import gc_paused
 

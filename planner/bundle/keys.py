@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.tccm.model import input_refs, split_key
+from planner.tccm.entry import input_refs, split_key
 from repocontext.lazyjson import is_list
 
 _NORMALISE = re.compile(r"[-_.]+")

@@ -76,7 +76,7 @@ def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
 
     Bytes are read as they are (no newline translation: CRLF stays CRLF). For the bundle, bytes that are
     not UTF-8 show as U+FFFD; `exact` keeps them as surrogates instead, so the text encodes back to the
-    very same bytes (`planner.diff.to_bytes`): edits and patches are made from exact reads. Secret values
+    very same bytes (`planner.patch.diff.to_bytes`): edits and patches are made from exact reads. Secret values
     are redacted in what is shown (the bundle), never in an exact read: a patch must apply to the real file.
     """
     rule = path_rule(rel)

@@ -17,7 +17,7 @@ from planner import tokens
 from planner.bundle.model import Bundle
 from planner.chain.work import WorkItem
 from planner.errors import PlannerError
-from planner.plan import Edit, Plan
+from planner.patch.plan import Edit, Plan
 
 # USD per million tokens (input, output); unknown models get no cost rather than a guess.
 PRICES: dict[str, tuple[float, float]] = {

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from planner.bundle.model import Bundle
 from planner.bundle.view import read_repo_file
 from planner.chain.work import WorkItem
-from planner.plan import Plan
+from planner.patch.plan import Plan
 
 WHOLE = frozenset({"included", "requested"})
 

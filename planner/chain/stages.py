@@ -17,17 +17,17 @@ from planner.bundle.model import Bundle
 from planner.bundle.request import request
 from planner.bundle.view import open_view, reader
 from planner.chain import llm
-from planner.chain.examples import DEFAULT_THRESHOLD, SolvedExamples
 from planner.chain.recipes import Decline, RepoFiles
 from planner.chain.work import WorkItem
-from planner.context import RunContext
 from planner.errors import BudgetError
-from planner.plan import EditError, Plan, apply_edits
+from planner.patch.plan import EditError, Plan, apply_edits
 from planner.policy.enforce import from_state
 from planner.recipes import stage as yaml_recipes
 from planner.recipes.engine import RecipeError
-from planner.state import WorkState
-from planner.taskmodule import for_tccm
+from planner.run.context import RunContext
+from planner.run.state import WorkState
+from planner.run.taskmodule import for_tccm
+from planner.store.examples import DEFAULT_THRESHOLD, SolvedExamples
 from planner.tccm.model import TCCM, Budget
 from repocontext.store import RepoContextStore
 

@@ -14,7 +14,7 @@ from planner import service
 from planner.bundle.model import BundleEntry
 from planner.cli.output import console, emit_json, parse_inputs
 from planner.config import Settings
-from planner.provenance import ProvenanceRecord
+from planner.store.provenance import ProvenanceRecord
 
 STATUS_STYLE = {
     "included": "green", "excerpt": "green", "truncated": "yellow", "deferred": "magenta", "listed": "cyan",

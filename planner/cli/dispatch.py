@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.apply import apply_run
 from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
-from planner.runs import run_items
+from planner.run.apply import apply_run
+from planner.store.runs import run_items
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
               "execute": "subgraph"}
@@ -67,7 +67,7 @@ def report(state: dict[str, Any], as_json: bool) -> None:
 
 
 def exit_for(state: dict[str, Any]) -> None:
-    from planner.dispatch import EXIT
+    from planner.run.dispatch import EXIT
 
     code = state.get("exit_code") or EXIT.get(state.get("status", "failed"), 5)
     if code:
@@ -96,9 +96,9 @@ def dispatch_command(
 ) -> None:
     """Run a task class on a repository: bundle → recipe / solved example / LLM → patch and report."""
     # Imported here, not at the top: the graph and LangChain cost ~1 s, which --help and a usage error need not pay.
-    from planner.apply import check_clean
     from planner.chain.llm import init_model
-    from planner.dispatch import dispatch, run_options
+    from planner.run.apply import check_clean
+    from planner.run.dispatch import dispatch, run_options
 
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model

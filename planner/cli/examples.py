@@ -25,7 +25,7 @@ def add_command(
 ) -> None:
     """Seed a solved example from a hand-made patch (checked to apply), so the next similar repository is
     served by the RAG stage instead of needing an LLM."""
-    from planner.answer import add_example
+    from planner.run.answer import add_example
 
     pairs = [i.partition("=") for i in inputs or []]
     bad = [name for name, eq, _ in pairs if not eq]

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from planner.cli.output import console, emit_json
 from planner.config import Settings
-from planner.telemetry import MIN_RUNS, Telemetry
+from planner.store.telemetry import MIN_RUNS, Telemetry
 
 app = typer.Typer(help="Usefulness telemetry (Stage 7): which TCCM entries helped.", no_args_is_help=True)
 

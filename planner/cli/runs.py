@@ -13,9 +13,9 @@ from planner.cli.bundle import print_record
 from planner.cli.output import console, emit_json
 from planner.config import Settings
 from planner.errors import PlannerError
-from planner.provenance import ProvenanceStore
 from planner.queries import run_rows
-from planner.runs import RunStore, show_payload
+from planner.store.provenance import ProvenanceStore
+from planner.store.runs import RunStore, show_payload
 
 app = typer.Typer(help="Dispatched runs and recorded bundle builds.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -45,7 +45,7 @@ def list_command(as_json: JsonOpt = False) -> None:
 @app.command("show")
 def show_command(run_id: RunArg, as_json: JsonOpt = False) -> None:
     """A run's status, report and patch (or a bundle build's provenance)."""
-    from planner.dispatch import final_state  # the graph stack: only for a run's state
+    from planner.run.dispatch import final_state  # the graph stack: only for a run's state
 
     settings = Settings.from_env()
     try:
@@ -70,7 +70,7 @@ def resume_command(
     """Continue an interrupted or failed run from its last checkpoint."""
     from planner.chain.llm import init_model
     from planner.cli.dispatch import exit_for, live, report
-    from planner.dispatch import resume
+    from planner.run.dispatch import resume
 
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
@@ -89,8 +89,8 @@ def answer_command(
 ) -> None:
     """Answer a needs_llm run with a plan written by hand: a new run of the same task class, repository and
     inputs, where the plan goes through every check the model's would (edits apply, policy, git apply)."""
-    from planner.answer import answer
     from planner.cli.dispatch import exit_for, live, report
+    from planner.run.answer import answer
 
     settings = Settings.from_env().for_one_run()
     state = answer(settings, run_id, plan, live(as_json))

@@ -27,7 +27,7 @@ def worker_command(
 
     url = broker_url(broker)
     try:
-        import planner.dispatch  # noqa: F401 - import the graph stack once, before the pool forks
+        import planner.run.dispatch  # noqa: F401 - import the graph stack once, before the pool forks
     except ImportError as exc:
         raise EnvironmentProblem(f"cannot load the planner graph: {exc}") from None
     app = make_app(url)

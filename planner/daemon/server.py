@@ -31,8 +31,8 @@ REQUEST_SECONDS = 10.0
 # each child (planner.daemon.child), as they read the terminal when created.
 PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.cli.dispatch",
            "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio", "planner.cli.hotviews",
-           "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.dispatch",
-           "planner.chain.llm", "planner.apply", "planner.hotviews.bundles", "repocontext.gather",
+           "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.run.dispatch",
+           "planner.chain.llm", "planner.run.apply", "planner.hotviews.bundles", "repocontext.gather",
            "repocontext.regather", "repocontext.probes",
            # `planner mcp` (stdio, from an agent's host): the MCP SDK is most of its start-up (~0.8 s)
            "planner.cli.mcp", "planner.mcpserver.server")

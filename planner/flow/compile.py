@@ -17,13 +17,13 @@ from langgraph.graph import END as GRAPH_END
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
-from planner.context import RunContext
 from planner.flow.effects import side_effect
 from planner.flow.facts import FlowGraphState, record_of
 from planner.flow.finish import finish
 from planner.flow.model import END, Flow, FlowState
 from planner.flow.states import RUNNERS, Step, Visit
-from planner.state import WorkOutput
+from planner.run.context import RunContext
+from planner.run.state import WorkOutput
 
 FINISH = "finish"
 

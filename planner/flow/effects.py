@@ -2,7 +2,7 @@
 
 - apply: the plan's edits applied in memory and checked against the policy (a flow can branch on
   `apply.failed` and send the plan back to an action, naming the rule);
-- verify: the repo's test command on the patched tree, in a throwaway copy (planner/verify.py);
+- verify: the repo's test command on the patched tree, in a throwaway copy (planner/patch/verify.py);
 - regenerate: the lockfiles of the manifests the plan edits, rewritten by their own tools in a
   throwaway copy (the task module's regenerate, subgraphs/relock.py by default); the plan then holds the
   regenerated files;
@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from planner import service
-from planner import verify as verification
 from planner.bundle.view import reader
 from planner.errors import PlannerError
 from planner.flow.model import END
 from planner.flow.states import Step, Visit
-from planner.plan import Edit, EditError, Plan, apply_edits
+from planner.patch import verify as verification
+from planner.patch.plan import Edit, EditError, Plan, apply_edits
 from planner.policy import kinds
 from planner.policy.enforce import check_edits, check_side_effect, from_state
-from planner.taskmodule import REGENERATE_TIMEOUT_S, for_tccm
+from planner.run.taskmodule import REGENERATE_TIMEOUT_S, for_tccm
 from repocontext.store import RepoContextStore, StoreError
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.state import TaskState
+from planner.run.state import TaskState
 
 
 class FlowGraphState(TaskState, total=False):

@@ -14,8 +14,8 @@ from typing import Any
 
 from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.flow.facts import FlowGraphState, record_of
-from planner.plan import Plan
-from planner.taskbase import checked_result, plan_markdown
+from planner.patch.plan import Plan
+from planner.run.taskbase import checked_result, plan_markdown
 
 
 def _refused(state: FlowGraphState, refused: dict[str, Any]) -> ItemResult:

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from planner.bundle import Bundle, RepoView, build, open_view
-from planner.bundle.model import LOADED
+from planner.bundle.builder import build
+from planner.bundle.model import LOADED, Bundle
+from planner.bundle.view import RepoView, open_view
 from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.hotviews import naming, parsed, tccms

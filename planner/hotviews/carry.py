@@ -21,7 +21,7 @@ import orjson
 
 from planner.hotviews import naming
 from planner.hotviews.model import HotSlice
-from planner.tccm.model import input_refs, split_key
+from planner.tccm.entry import input_refs, split_key
 
 if TYPE_CHECKING:
     import redis

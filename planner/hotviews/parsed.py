@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from planner.bundle import Bundle
+from planner.bundle.model import Bundle
 
 MAX_ITEMS = 64
 MAX_BYTES = 256 * 1024 * 1024  # of JSON parsed

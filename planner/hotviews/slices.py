@@ -23,7 +23,8 @@ from typing import Any
 
 from planner.bundle import keys, render
 from planner.hotviews.model import HotSlice
-from planner.tccm.model import BANDS, TCCM, input_refs, split_key
+from planner.tccm.entry import input_refs, split_key
+from planner.tccm.model import BANDS, TCCM
 from repocontext.lazyjson import plain
 
 MAX_VALUES = 500  # per input-scoped key

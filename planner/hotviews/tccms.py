@@ -18,7 +18,8 @@ from pathlib import Path
 
 from planner.config import Settings
 from planner.errors import PlannerError
-from planner.tccm import TCCM, Registry
+from planner.tccm.model import TCCM
+from planner.tccm.registry import Registry
 
 RACY_S = 2.0
 

@@ -28,8 +28,8 @@ def task_class_yaml(name: str) -> str:
 
 
 def run_file(run_id: str, what: str) -> str:
-    from planner.agent import resolve_id
-    from planner.runs import RunStore
+    from planner.run.agent import resolve_id
+    from planner.store.runs import RunStore
 
     settings = Settings.from_env()
     try:
@@ -45,7 +45,7 @@ def run_file(run_id: str, what: str) -> str:
 def listed() -> list[Resource]:
     """The task classes in service and the newest runs' reports and patches."""
     from planner import service
-    from planner.runs import RunStore
+    from planner.store.runs import RunStore
 
     settings = Settings.from_env()
     found = [Resource(uri=f"tccm://{name}", name=name, mime_type="application/yaml",

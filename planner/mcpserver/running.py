@@ -27,10 +27,10 @@ def describe(kind: str, data: dict[str, Any]) -> str | None:
 def run_dispatch(settings: Settings, task_class: str, repo: Path, inputs: dict[str, str], apply: bool,
                  progress: Progress) -> dict[str, Any]:
     # Imported here: the graph and LangChain cost ~1 s, which the server's start-up need not pay.
-    from planner.apply import apply_run, check_clean
     from planner.chain.llm import init_model
-    from planner.dispatch import dispatch, run_options
-    from planner.runs import run_items
+    from planner.run.apply import apply_run, check_clean
+    from planner.run.dispatch import dispatch, run_options
+    from planner.store.runs import run_items
 
     spec = settings.model
     model = init_model(spec) if spec else None

@@ -91,8 +91,8 @@ def get_agent_context(task_class: TaskClass, repo: Repo, inputs: Inputs = None,
     renders it, with its provenance recorded (bundle_id). budget_tokens lower than the task class's
     narrows the bundle (never widens it). Secrets are denied. may_read entries are listed, not loaded:
     ask for one with request_may_read."""
-    from planner.agent import agent_bundle
     from planner.mcpserver.views import bundle_result
+    from planner.run.agent import agent_bundle
 
     bundle, record = agent_bundle(Settings.from_env(), task_class, as_repo(repo), as_inputs(inputs), budget_tokens)
     data = bundle_result(bundle, record)
@@ -110,7 +110,7 @@ def request_may_read(
 ) -> CallToolResult:
     """Load one may_read (or deferred) entry of a bundle from get_agent_context, by entry id or path/key,
     within what is left of that bundle's budget. Logged as `requested` in that bundle's provenance."""
-    from planner.agent import request_entry
+    from planner.run.agent import request_entry
 
     result = request_entry(Settings.from_env(), bundle_id, entry)
     head = f"{result['entry']}: {result['outcome']} ({result['tokens']} tokens)"
@@ -146,7 +146,7 @@ def search_prior_decisions(
 ) -> CallToolResult:
     """Solved examples (successful runs' plans) and decisions recorded with record_workflow_decision that
     match the query, best first, each with its run id."""
-    from planner.agent import search
+    from planner.run.agent import search
 
     hits = search(Settings.from_env(), query, task_class, limit)
     lines = [f"- {h['kind']} {h['run_id']} ({h['score']}): {h.get('summary') or h.get('decision')}" for h in hits]
@@ -157,7 +157,7 @@ def search_prior_decisions(
 def get_workflow_context(workflow_id: RunId) -> CallToolResult:
     """A run's status, work items, what each chain stage did, its report, recorded decisions and the next
     steps open to it (resume, answer with a model, allow a blocked action…)."""
-    from planner.workflow import workflow_context
+    from planner.run.workflow import workflow_context
 
     data = workflow_context(Settings.from_env(), workflow_id)
     steps = "".join(f"\n- {s}" for s in data["next_steps"])
@@ -175,7 +175,7 @@ def record_workflow_decision(
 ) -> CallToolResult:
     """Append a decision to a run's provenance (shown by `planner provenance` and the UI, and found by
     search_prior_decisions)."""
-    from planner.agent import record_decision
+    from planner.run.agent import record_decision
 
     line = record_decision(Settings.from_env(), workflow_id, decision_type, decision, rationale,
                            affected_nodes or [])

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 from planner.queries import tccm_summary
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
-    from planner.provenance import ProvenanceRecord
-    from planner.tccm import TCCM, Registry
+    from planner.bundle.model import Bundle
+    from planner.store.provenance import ProvenanceRecord
+    from planner.tccm.model import TCCM
+    from planner.tccm.registry import Registry
 
 
 def class_row(registry: Registry, name: str) -> dict[str, Any]:
@@ -40,7 +41,7 @@ def _recipes(tccm: TCCM) -> dict[str, Any]:
 def recipes(tccm: TCCM) -> list[str]:
     """The class's recipes (`name@version`): those its TCCM declares (`recipes:`), then its subgraph module's
     (imported here, on request only)."""
-    from planner.taskmodule import resolve
+    from planner.run.taskmodule import resolve
 
     module = resolve(tccm.task_class, tccm.subgraph, tccm.lineage)
     return [*(recipe.id for recipe in tccm.recipes), *(recipe.ref for recipe in module.recipes)]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner.chain.work import Blocker, ItemResult
-from planner.plan import Edit, EditError, apply_edits, unified_diff
+from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy.enforce import check_edits
 from planner.policy.model import Policy
 

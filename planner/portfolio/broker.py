@@ -75,8 +75,8 @@ class ExampleFeed:
 
     def pull(self, home: Path) -> int:
         """Add to this worker's store the examples other workers shared since the last pull."""
-        from planner.chain.examples import SolvedExamples
-        from planner.plan import Plan
+        from planner.patch.plan import Plan
+        from planner.store.examples import SolvedExamples
 
         fresh = self.client.xrange(EXAMPLES, min=f"({self.seen}")
         if not fresh:

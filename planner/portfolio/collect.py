@@ -13,8 +13,8 @@ from planner.portfolio.store import PortfolioStore
 
 def adopt(settings: Settings, shipped: Shipped) -> None:
     """Make a worker's run show in this PLANNER_HOME (`planner runs`, `planner provenance`) like a local one."""
-    from planner.provenance import ProvenanceRecord, ProvenanceStore
-    from planner.runs import RunStore
+    from planner.store.provenance import ProvenanceRecord, ProvenanceStore
+    from planner.store.runs import RunStore
 
     runs = RunStore(settings.home)
     run_id = str(shipped.row["id"])
@@ -31,8 +31,8 @@ def adopt(settings: Settings, shipped: Shipped) -> None:
 
 def learn(settings: Settings, run_id: str, shipped: Shipped) -> None:
     """Solved examples a worker learned come home, so later runs from this coordinator reuse them."""
-    from planner.chain.examples import SolvedExamples
-    from planner.plan import Plan
+    from planner.patch.plan import Plan
+    from planner.store.examples import SolvedExamples
 
     store = SolvedExamples(settings.home / "examples.sqlite")
     try:
@@ -46,7 +46,7 @@ def learn(settings: Settings, run_id: str, shipped: Shipped) -> None:
 def supersede(settings: Settings, result: Result) -> None:
     """An attempt of this job whose process died (a killed pool process) left an interrupted run here; the
     recorded run replaces it, so each repository shows one run, not one per attempt."""
-    from planner.runs import RunStore
+    from planner.store.runs import RunStore
 
     runs = RunStore(settings.home)
     try:
@@ -68,8 +68,8 @@ def _branch_exists(repo: Path, branch: str) -> bool:
 def apply(spec: Spec, result: Result, home: Path | None = None) -> Result:
     """Commit the patch on the portfolio's branch. One branch per portfolio and repository: an existing one
     is from an earlier attempt of this portfolio and is kept, never duplicated. Never touches the work tree."""
-    from planner.apply import apply_patch
-    from planner.runs import exact_patch
+    from planner.run.apply import apply_patch
+    from planner.store.runs import exact_patch
 
     if not (spec.apply and result.status == "succeeded" and result.patch) or result.branch:
         return result

@@ -50,7 +50,7 @@ def make_runner(engine: Engine, workers: int, broker: str | None) -> Runner:
 
 def create(settings: Settings, task_class: str, source: Path, inputs: dict[str, str], advisories: list[str],
            apply: bool, engine: Engine, workers: int) -> Spec:
-    from planner.provenance import new_id
+    from planner.store.provenance import new_id
 
     tccm = service.task_class(settings, task_class)  # an unknown task class fails before anything is recorded
     check_inputs(tccm, inputs)  # and so do an input it does not accept and a source that is not there

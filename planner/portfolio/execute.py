@@ -49,7 +49,7 @@ def summarize(state: dict[str, Any]) -> dict[str, Any]:
 
 def ship(settings: Settings, run_id: str) -> Shipped:
     """Everything the coordinator needs to show this run: its row, artifacts, provenance and examples."""
-    from planner.runs import EXACT_PATCH, RunStore
+    from planner.store.runs import EXACT_PATCH, RunStore
 
     runs = RunStore(settings.home)
     folder = runs.artifacts(run_id)
@@ -63,7 +63,7 @@ def ship(settings: Settings, run_id: str) -> Shipped:
 
 
 def examples_of(home: Path, run_id: str) -> list[dict[str, Any]]:
-    from planner.chain.examples import SolvedExamples
+    from planner.store.examples import SolvedExamples
 
     store = SolvedExamples(home / "examples.sqlite")
     try:
@@ -77,7 +77,7 @@ def examples_of(home: Path, run_id: str) -> list[dict[str, Any]]:
 def execute(job: Job, settings: Settings, shipping: bool) -> Result:
     """Dispatch the job's task class on its repository. `shipping`: the worker's PLANNER_HOME is not the
     coordinator's, so the run's records travel back in the result."""
-    from planner.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
+    from planner.run.dispatch import EXIT, dispatch  # the graph stack, only in processes that run
     from repocontext.osv.load import hold_fingerprints
 
     hold_fingerprints(ADVISORY_RECHECK_S)

@@ -9,7 +9,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from planner.state import SEVERITY as ITEM_SEVERITY
+from planner.run.state import SEVERITY as ITEM_SEVERITY
 
 # worst first: what needs a person before what is done (and a change made before nothing to do)
 SEVERITY = ("error", *ITEM_SEVERITY, "interrupted", "running", "queued", "pending", "succeeded", "not_applicable",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from planner.errors import PlannerError
 from planner.portfolio.model import Entry, Result, Spec
-from planner.sqlite import open_db, open_readonly
+from planner.store.sqlite import open_db, open_readonly
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS portfolios (

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from planner.diff import to_bytes
+from planner.patch.diff import to_bytes
 
 MAX_ROUNDS = 25  # a rule whose fix matches itself again would loop forever; this says so instead
 TIMEOUT_S = 120

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from planner.tccm.entry import Entry
 from repocontext.globs import GlobError, check_glob
 
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*@[0-9A-Za-z][0-9A-Za-z.+-]*")
@@ -131,9 +132,7 @@ class Recipe(_Strict):
     @classmethod
     def _key(cls, value: str | None) -> str | None:
         if value is not None:
-            from planner.tccm.model import Entry  # the bands' own key check (imported late: tccm imports us)
-
-            Entry(files_of=value)
+            Entry(files_of=value)  # the bands' own key check
         return value
 
     @model_validator(mode="after")

@@ -15,7 +15,7 @@ from typing import Any
 from planner.bundle.view import open_view
 from planner.chain.recipes import Decline
 from planner.chain.work import WorkItem
-from planner.plan import Plan
+from planner.patch.plan import Plan
 from planner.recipes import engine
 from planner.recipes.edits import file_edits
 from planner.tccm.model import TCCM

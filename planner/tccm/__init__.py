@@ -1,6 +1,4 @@
-"""Task-Class Context Manifests: schema, strict YAML loading, registry."""
+"""Task-Class Context Manifests: schema, strict YAML loading, registry.
 
-from planner.tccm.model import TCCM, Budget, Entry, TCCMDocument
-from planner.tccm.registry import Registry
-
-__all__ = ["TCCM", "Budget", "Entry", "Registry", "TCCMDocument"]
+Imports nothing: `model` (TCCM, Budget, TCCMDocument), `entry` (Entry, key syntax) and `registry` (Registry) are
+imported by name, so a submodule never imports its own package's re-exports (no package ↔ submodule circle)."""

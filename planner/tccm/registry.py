@@ -38,7 +38,8 @@ from planner.flow.validate import problems as flow_problems
 from planner.policy import inherit
 from planner.recipes import merge as recipes
 from planner.tccm import yamlsource
-from planner.tccm.model import BANDS, TCCM, Budget, Entry, ReportSpec, TCCMDocument
+from planner.tccm.entry import Entry
+from planner.tccm.model import BANDS, TCCM, Budget, ReportSpec, TCCMDocument
 
 RECIPE_BUDGET = {"max_files": 50, "max_tokens": 50_000, "per_file_max_tokens": 8_000}  # see _build
 

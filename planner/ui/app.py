@@ -21,8 +21,8 @@ from planner.config import Settings
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.portfolio.outcomes import to_csv
 from planner.queries import task_class_rows
-from planner.runs import show_payload
-from planner.telemetry import MIN_RUNS, Telemetry
+from planner.store.runs import show_payload
+from planner.store.telemetry import MIN_RUNS, Telemetry
 from planner.ui.catalog import Catalog
 from planner.ui.compare import compare
 from planner.ui.home import Home, NotFound

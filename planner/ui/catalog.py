@@ -1,6 +1,6 @@
 """The runs list as SQL: what `/runs` filters, sorts, groups and pages, queried where it is stored.
 
-Writers keep one row per run or bundle build in runs.sqlite's `run_list` table (planner/runindex.py), so the
+Writers keep one row per run or bundle build in runs.sqlite's `run_list` table (planner/store/runindex.py), so the
 UI opens runs.sqlite read-only (SQLite `mode=ro`) and queries that table with WHERE / ORDER BY / LIMIT: nothing
 is copied, however many runs there are. What is not in that file is held in this connection's TEMP schema
 (the process's memory, never PLANNER_HOME): the portfolios and which run belongs to which (from
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from planner import runindex
 from planner.errors import EnvironmentProblem
-from planner.runs import live_status
-from planner.sqlite import open_readonly
+from planner.store import runindex
+from planner.store.runs import live_status
+from planner.store.sqlite import open_readonly
 
 _TEMP = """
 CREATE TEMP TABLE portfolios (id TEXT PRIMARY KEY, task_class TEXT, status TEXT, created_at TEXT, repos INTEGER,

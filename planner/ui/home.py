@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner.errors import PlannerError
-from planner.provenance import ProvenanceRecord, ProvenanceStore, index_summary
-from planner.runs import RunStore, read_state
+from planner.store.provenance import ProvenanceRecord, ProvenanceStore, index_summary
+from planner.store.runs import RunStore, read_state
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")  # run ids are like 20261121-202631-f1699d
 SUMMARY_KEYS = ("commit", "items", "llm_calls", "cost_usd")

@@ -17,11 +17,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from planner import service
-from planner.bundle import build, open_view
+from planner.bundle.builder import build
+from planner.bundle.view import open_view
 from planner.config import Settings
 from planner.errors import PlannerError
 from planner.inputs import parse_pairs
-from planner.provenance import record_for
+from planner.store.provenance import record_for
 from planner.tccm.model import BANDS, TCCM, input_refs
 from planner.ui.catalog import Catalog
 from planner.ui.views import band_bar, entry_rows

@@ -34,7 +34,7 @@ Decisions (each module's docstring has the details):
   `check-failed` blocker at file:line.
 - The report (`models.py`) starts each Dockerfile with its path and a one-line summary.
 
-This module is the task-class contract the engine reads (planner/taskmodule.py): `list_work` (one work item
+This module is the task-class contract the engine reads (planner/run/taskmodule.py): `list_work` (one work item
 per Dockerfile the gather parsed, with the deployment evidence that concerns it), `split_work` (without a
 RepoContext: the Dockerfiles the bundle selected), `ITEM_INPUTS`, `RECIPES` (the recipe that migrates one
 Dockerfile into a plan) and `build_graph`: the subgraph checks the plan's edit, sets the item's status and
@@ -58,9 +58,9 @@ from planner.bundle.model import Bundle
 from planner.chain.recipes import Decline, Recipe, RepoFiles
 from planner.chain.work import Blocker, ItemResult, WorkItem
 from planner.errors import PlannerError
-from planner.plan import Edit, Plan
-from planner.state import TaskState
-from planner.taskbase import checked_result, plan_markdown, single_step_graph
+from planner.patch.plan import Edit, Plan
+from planner.run.state import TaskState
+from planner.run.taskbase import checked_result, plan_markdown, single_step_graph
 from repocontext.lazyjson import plain
 from repocontext.model import ShellEvidence
 from repocontext.probes.containers import is_dockerfile

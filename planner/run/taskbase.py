@@ -12,9 +12,9 @@ from langgraph.graph import END, START, StateGraph
 from planner.bundle.view import reader
 from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, WorkItem
-from planner.context import RunContext
-from planner.plan import EditError, Plan, apply_edits
-from planner.state import TaskState, WorkOutput
+from planner.patch.plan import EditError, Plan, apply_edits
+from planner.run.context import RunContext
+from planner.run.state import TaskState, WorkOutput
 
 
 def pending_result(state: TaskState) -> ItemResult | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from planner.plan import Edit
+from planner.patch.plan import Edit
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

@@ -22,15 +22,15 @@ import yaml
 from pydantic import ValidationError
 
 from planner import service
-from planner.chain.examples import SolvedExamples
 from planner.chain.llm import LLMPlan
 from planner.chain.stages import fingerprint, plan_problem
 from planner.config import Settings
 from planner.errors import PlannerError
-from planner.patchedits import PatchError, edits_from_patch
-from planner.plan import Plan
-from planner.runs import RunStore
-from planner.taskmodule import for_tccm
+from planner.patch.parse import PatchError, edits_from_patch
+from planner.patch.plan import Plan
+from planner.run.taskmodule import for_tccm
+from planner.store.examples import SolvedExamples
+from planner.store.runs import RunStore
 
 
 def _load(path: Path) -> Any:
@@ -62,7 +62,7 @@ def read_answers(path: Path) -> dict[str, Any]:
 
 def answer(settings: Settings, run_id: str, plan_file: Path,
            on_event: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    from planner.dispatch import dispatch  # the graph stack, only for this command
+    from planner.run.dispatch import dispatch  # the graph stack, only for this command
 
     row = RunStore(settings.home).get(run_id)
     if row["status"] != "needs_llm":

@@ -58,7 +58,7 @@ def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
 def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> None:
     """Commit the run's patch on a new branch; a refused apply makes the run failed (recorded so), never a
     success the user did not get. Shared by `planner dispatch --apply` and the MCP dispatch tool."""
-    from planner.runs import RunStore, exact_patch
+    from planner.store.runs import RunStore, exact_patch
 
     branch = f"planner/{task_class}/{state['run_id']}"
     exact = exact_patch(settings.home, state.get("run_id"), state["patch"])  # the stored one is redacted

@@ -17,9 +17,9 @@ from planner.config import Settings
 from planner.errors import PlannerError
 
 if TYPE_CHECKING:
-    from planner.bundle import Bundle
-    from planner.provenance import ProvenanceRecord
-    from planner.tccm import TCCM
+    from planner.bundle.model import Bundle
+    from planner.store.provenance import ProvenanceRecord
+    from planner.tccm.model import TCCM
 
 
 def narrowed(tccm: TCCM, max_tokens: int | None) -> TCCM:
@@ -50,7 +50,7 @@ def request_entry(settings: Settings, bundle_id: str, wanted: str, by: str = "mc
     note the request in that bundle's provenance. Earlier requests count against the budget."""
     from planner.bundle.request import request
     from planner.bundle.view import open_view
-    from planner.provenance import ProvenanceStore
+    from planner.store.provenance import ProvenanceStore
     from repocontext.store import RepoContextStore
 
     store = ProvenanceStore(settings.home)
@@ -72,7 +72,7 @@ def request_entry(settings: Settings, bundle_id: str, wanted: str, by: str = "mc
 def _as_bundle(record: ProvenanceRecord) -> Bundle:
     """The recorded bundle without its text (a request only appends). The record as read has the earlier
     loaded requests applied (ProvenanceStore.get), so they count against the budget."""
-    from planner.bundle import Bundle
+    from planner.bundle.model import Bundle
 
     return Bundle(task_class=record.task_class, tccm_version=record.tccm.version, mode=record.mode,
                   inputs=record.inputs, entries=record.entries, totals=record.totals, text="",
@@ -82,7 +82,7 @@ def _as_bundle(record: ProvenanceRecord) -> Bundle:
 def record_decision(settings: Settings, run_id: str, decision_type: str, decision: str, rationale: str,
                     affected_nodes: list[str]) -> dict[str, Any]:
     """Append a decision to a run's (or bundle build's) provenance notes."""
-    from planner.provenance import ProvenanceStore
+    from planner.store.provenance import ProvenanceStore
 
     if not decision_type.strip() or not decision.strip():
         raise PlannerError("a decision needs a decision_type and a decision")
@@ -95,8 +95,8 @@ def record_decision(settings: Settings, run_id: str, decision_type: str, decisio
 
 def resolve_id(settings: Settings, run_id: str) -> str:
     """The full id of a dispatched run or a recorded bundle build (a unique prefix is enough)."""
-    from planner.provenance import ProvenanceStore
-    from planner.runs import RunStore
+    from planner.store.provenance import ProvenanceStore
+    from planner.store.runs import RunStore
 
     runs = RunStore(settings.home)
     try:
@@ -109,8 +109,8 @@ def resolve_id(settings: Settings, run_id: str) -> str:
 
 def search(settings: Settings, query: str, task_class: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
     """Solved examples and recorded decisions matching `query`, best first, each with its run id."""
-    from planner.chain.examples import SolvedExamples, cosine, terms
-    from planner.provenance import ProvenanceStore
+    from planner.store.examples import SolvedExamples, cosine, terms
+    from planner.store.provenance import ProvenanceStore
 
     if limit <= 0:
         raise PlannerError(f"limit must be positive (got {limit})")
@@ -139,8 +139,8 @@ def search(settings: Settings, query: str, task_class: str | None = None, limit:
 
 
 def _record_classes(settings: Settings) -> dict[str, str]:
-    from planner.provenance import ProvenanceStore
-    from planner.runs import RunStore
+    from planner.store.provenance import ProvenanceStore
+    from planner.store.runs import RunStore
 
     classes = {row["id"]: row["task_class"] for row in ProvenanceStore(settings.home).list()}
     runs = RunStore(settings.home)

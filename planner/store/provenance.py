@@ -2,7 +2,7 @@
 
 Records live in `$PLANNER_HOME/runs/<id>.json`, written once and never
 rewritten; `index.jsonl` gets one line per record for fast listing, and the
-runs list's table in runs.sqlite its row (planner/runindex.py). Everything
+runs list's table in runs.sqlite its row (planner/store/runindex.py). Everything
 in a record except `id` and `created_at` is a pure function of the repo state,
 the TCCM and the inputs, so two builds of the same thing compare equal.
 """
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from planner.bundle.model import Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import EnvironmentProblem, PlannerError
-from planner.runs import RunStore
+from planner.store.runs import RunStore
 from planner.tccm.model import TCCM
 from repocontext.store import atomic_write
 

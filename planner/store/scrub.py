@@ -3,7 +3,7 @@
 A run works on exact text in memory (a recipe reads the real files; the patch must apply), but what it
 persists or shows holds `REDACTED-<rule>` markers instead of secret values: checkpoints, run artifacts, the
 solved-example store, CLI output and the UI (which reads those). Edits with markers are applied exactly by
-`planner.unredact`, so a run resumed from a redacted checkpoint still makes the exact patch.
+`planner.patch.unredact`, so a run resumed from a redacted checkpoint still makes the exact patch.
 """
 
 from __future__ import annotations

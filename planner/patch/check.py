@@ -29,8 +29,8 @@ from pathlib import Path
 
 from planner.bundle.view import read_repo_file, reader
 from planner.chain.work import ItemResult
-from planner.diff import blob_id, file_diff, to_bytes
-from planner.plan import Edit, EditError, apply_edits
+from planner.patch.diff import blob_id, file_diff, to_bytes
+from planner.patch.plan import Edit, EditError, apply_edits
 
 TIMEOUT = 120
 _CLEAN_ENV = {"LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}

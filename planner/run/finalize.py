@@ -9,20 +9,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planner import verify as verification
 from planner.bundle.model import Bundle
 from planner.bundle.view import reader
-from planner.chain.examples import SolvedExamples
 from planner.chain.stages import fingerprint
 from planner.chain.work import ItemResult
-from planner.context import RunContext
-from planner.plan import Edit, Plan, apply_edits
+from planner.patch import verify as verification
+from planner.patch.plan import Edit, Plan, apply_edits
 from planner.policy.enforce import check_side_effect, from_state
-from planner.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
-from planner.runs import RunStore
-from planner.state import RunState
-from planner.supervisor import PATCHED
-from planner.telemetry import Telemetry, usage_rows
+from planner.run.context import RunContext
+from planner.run.state import RunState
+from planner.run.supervisor import PATCHED
+from planner.store.examples import SolvedExamples
+from planner.store.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
+from planner.store.runs import RunStore
+from planner.store.telemetry import Telemetry, usage_rows
 from repocontext.secrets import redact_tree
 from repocontext.store import RepoContextStore
 

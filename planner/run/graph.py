@@ -24,12 +24,12 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from planner import finalize, supervisor
 from planner.chain import stages
-from planner.context import RunContext
 from planner.flow import compile as flows
-from planner.state import RunState, TaskState, WorkOutput, WorkState
-from planner.taskmodule import for_tccm
+from planner.run import finalize, supervisor
+from planner.run.context import RunContext
+from planner.run.state import RunState, TaskState, WorkOutput, WorkState
+from planner.run.taskmodule import for_tccm
 
 
 def _has_plan(next_stage: str) -> Any:

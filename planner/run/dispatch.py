@@ -11,12 +11,12 @@ from typing import Any
 
 from planner import service
 from planner.config import Settings
-from planner.context import RunContext
 from planner.errors import ExitCode, Interrupted, PlannerError
-from planner.graph import build_graph
 from planner.inputs import check_inputs, check_sources
-from planner.provenance import new_id
-from planner.runs import RunStore
+from planner.run.context import RunContext
+from planner.run.graph import build_graph
+from planner.store.provenance import new_id
+from planner.store.runs import RunStore
 
 EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "not_applicable": ExitCode.OK,
         "needs_llm": ExitCode.NEEDS_LLM,

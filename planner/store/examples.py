@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from planner.plan import Plan
-from planner.sqlite import open_db
+from planner.patch.plan import Plan
+from planner.store.sqlite import open_db
 from repocontext.secrets import redact, redact_tree
 
 DEFAULT_THRESHOLD = 0.85

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from planner.plan import Edit, EditError
+from planner.patch.edit import Edit, EditError
 from repocontext.secrets import MARKERS
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import EnvironmentProblem
-from planner.sqlite import open_db, open_readonly
+from planner.store.sqlite import open_db, open_readonly
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage (

@@ -10,9 +10,9 @@ from planner.errors import PlannerError
 
 
 def workflow_context(settings: Settings, run_id: str) -> dict[str, Any]:
-    from planner.dispatch import final_state  # the graph stack: only for a run's state
-    from planner.provenance import ProvenanceStore
-    from planner.runs import run_items
+    from planner.run.dispatch import final_state  # the graph stack: only for a run's state
+    from planner.store.provenance import ProvenanceStore
+    from planner.store.runs import run_items
 
     try:
         state = final_state(settings, run_id)
@@ -35,7 +35,7 @@ def _stage(stage: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bundle_build(settings: Settings, record_id: str) -> dict[str, Any]:
-    from planner.provenance import ProvenanceStore
+    from planner.store.provenance import ProvenanceStore
 
     record = ProvenanceStore(settings.home).get(record_id)
     return {"run_id": record.id, "kind": record.kind, "task_class": record.task_class,

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from planner.diff import to_bytes
+from planner.patch.diff import to_bytes
 from repocontext.secrets import redact
 
 IGNORED = shutil.ignore_patterns(".git", ".planner", "__pycache__", ".venv", ".tox", ".pytest_cache")

@@ -13,24 +13,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.diff import unified_diff
+from planner.patch.diff import unified_diff
+from planner.patch.edit import Edit, EditError
+from planner.patch.unredact import restore
 from repocontext.secrets import MARKERS
 
 __all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
 
 PlanSource = Literal["recipe", "solved_example", "llm"]
-
-
-class Edit(BaseModel):
-    """Replace `old` by `new` in `file`. `old` must occur exactly once (or at `line` when given)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: str = Field(description="repo-relative path of the file to change")
-    old: str = Field(description="exact text to replace; must occur in the file")
-    new: str = Field(description="replacement text")
-    line: int | None = Field(default=None, description="1-based line where `old` starts, when known")
-    reason: str = Field(default="", description="why this edit")
 
 
 class Plan(BaseModel):
@@ -48,10 +38,6 @@ class Plan(BaseModel):
     source: PlanSource | None = None
     recipe: str | None = None  # "name@version" when source == "recipe"
     data: dict[str, object] = Field(default_factory=dict, description="structured facts for the report")
-
-
-class EditError(ValueError):
-    """An edit that does not apply cleanly to the current file."""
 
 
 def _locate(text: str, edit: Edit) -> int:
@@ -82,9 +68,7 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         if not edit.old:
             raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
         if MARKERS.search(edit.old) or MARKERS.search(edit.new):
-            from planner.unredact import restore  # only for edits made on redacted text
-
-            edit = restore(current, edit)
+            edit = restore(current, edit)  # only for edits made on redacted text
         at = _locate(current, edit)
         files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])
     return files

@@ -15,7 +15,7 @@ A subgraph module may define:
 - regenerate(repo, plan, item, timeout) -> the outcome of a flow's `regenerate`
   side-effect (default: the generic subgraph's, subgraphs/relock.py).
 
-The shared part of the contract (checking a plan, pending outcomes) is planner/taskbase.py. The engine
+The shared part of the contract (checking a plan, pending outcomes) is planner/run/taskbase.py. The engine
 asks task classes through this module only; it never imports a subgraph.
 """
 
@@ -33,7 +33,7 @@ from planner.bundle.model import Bundle
 from planner.chain.recipes import Recipe
 from planner.chain.work import WorkItem
 from planner.errors import PlannerError
-from planner.plan import Plan
+from planner.patch.plan import Plan
 
 GENERIC = "subgraphs.generic"
 REGENERATE_TIMEOUT_S = 600.0  # a lockfile tool's time limit, unless the run's options say otherwise

@@ -4,7 +4,7 @@ Everything lives under PLANNER_HOME: `runs.sqlite` (one row per dispatched
 run, with what is needed to resume it), `checkpoints.sqlite` (LangGraph's
 SqliteSaver, thread id = run id) and `runs/<id>/` (patch, report, prompt,
 ledger). A run killed at any node resumes from its last checkpoint. runs.sqlite
-also holds the runs list's table (`run_list`, planner/runindex.py), which
+also holds the runs list's table (`run_list`, planner/store/runindex.py), which
 triggers keep in step with `runs`.
 """
 
@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner import runindex
 from planner.errors import EnvironmentProblem, PlannerError
-from planner.sqlite import durable_enough, open_db, open_readonly
+from planner.store import runindex
+from planner.store.sqlite import durable_enough, open_db, open_readonly
 from repocontext.secrets import redact
 from repocontext.store import atomic_write
 
@@ -93,7 +93,7 @@ class RunStore:
             durable_enough(conn)
         except sqlite3.Error as exc:
             raise EnvironmentProblem(f"cannot open checkpoints under {self.home}: {exc}") from None
-        from planner.scrub import RedactingSerializer  # a checkpoint never holds a secret value
+        from planner.store.scrub import RedactingSerializer  # a checkpoint never holds a secret value
 
         return SqliteSaver(conn, serde=RedactingSerializer())
 

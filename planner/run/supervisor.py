@@ -13,23 +13,23 @@ from planner.bundle.model import Bundle
 from planner.bundle.view import open_view, reader
 from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
-from planner.context import RunContext
 from planner.errors import BudgetError, ExitCode, PlannerError
-from planner.patchcheck import gated_files
-from planner.plan import Edit, EditError, apply_edits, unified_diff
+from planner.patch.check import gated_files
+from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy import kinds
 from planner.policy.enforce import from_state
 from planner.policy.gate import gate
 from planner.recipes import work as work_items
 from planner.recipes.engine import RecipeError
-from planner.state import SEVERITY, RunInputs, RunState
-from planner.taskmodule import for_tccm
+from planner.run.context import RunContext
+from planner.run.state import SEVERITY, RunInputs, RunState
+from planner.run.taskmodule import for_tccm
 from planner.tccm.model import TCCM
 from repocontext.store import RepoContextStore, StoreError
 
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch
-# A run takes the worst of its items' statuses by SEVERITY (planner/state.py); not_applicable and no_changes
+# A run takes the worst of its items' statuses by SEVERITY (planner/run/state.py); not_applicable and no_changes
 # rank below all of them: a run is not_applicable only when every item is.
 
 

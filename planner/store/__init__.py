@@ -1,0 +1,1 @@
+"""The planner's persistent stores, one module each; every store of the product is listed in README.md."""
