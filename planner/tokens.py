@@ -96,8 +96,22 @@ def encoding() -> tiktoken.Encoding:
 
 
 def count(text: str) -> int:
+    """Tokens in `text`. Files of up to 64 KiB are remembered: a run builds one bundle per work item, and
+    items share files (the compose file, the README), which were counted again for each."""
+    if len(text) <= MEMO_CHARS:
+        return _count_memo(text)
+    return _count(text)
+
+
+MEMO_CHARS = 65_536
+
+
+def _count(text: str) -> int:
     # encode_ordinary: text from repositories may contain "<|endoftext|>" literally; count it as text.
     return len(encoding().encode_ordinary(text))
+
+
+_count_memo = lru_cache(maxsize=2048)(_count)
 
 
 EXACT_UP_TO = 65_536  # texts up to this many characters are always counted exactly

@@ -40,3 +40,14 @@ def test_a_plain_read_returns_the_text(make_repo: Callable[..., Path]) -> None:
     assert read_repo_file(repo, "conf/app.txt").text == "inside\n"
     assert read_repo_file(repo, "conf/../notes.txt").text == "notes\n"  # normalised, still inside
     assert read_repo_file(repo, "../outside.txt").status == "denied"
+
+
+def test_a_linked_directory_that_stays_inside_is_read_through(make_repo: Callable[..., Path]) -> None:
+    """Reads open each directory without following links; a link on the way is then resolved, and one that
+    stays inside the repository is read as before (exactly, for patches, too)."""
+    repo = make_repo(FILES)
+    os.symlink(repo / "conf", repo / "alias")
+    assert read_repo_file(repo, "alias/app.txt").text == "inside\n"
+    assert read_repo_file(repo, "alias/app.txt", exact=True).text == "inside\n"
+    assert read_repo_file(repo, "conf/app.txt/x").status == "skipped"  # a file on the way: unreadable
+    assert read_repo_file(repo, "/etc/hostname").status == "denied"

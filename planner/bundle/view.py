@@ -82,16 +82,59 @@ def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
     rule = path_rule(rel)
     if rule:
         return ReadResult(None, "denied", f"secret file ({rule})", rule)
-    real_root = os.path.realpath(root)
-    full = os.path.normpath(os.path.join(real_root, rel))
-    if os.path.commonpath([real_root, full]) != real_root:  # "..": never even looked at
+    rel = os.path.normpath(rel)
+    if rel == ".." or rel.startswith(("../", "/")):  # "..": never even looked at
         return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
+    try:
+        data = _read_below(str(root), rel)
+    except _Detour:  # a directory on the way is a link now: where does it lead?
+        real_root = os.path.realpath(root)
+        if os.path.commonpath([real_root, os.path.realpath(os.path.join(real_root, rel))]) != real_root:
+            return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
+        return _read_through_links(real_root, rel, exact)
+    except FileNotFoundError:
+        return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return ReadResult(None, "skipped", "symlink not followed")
+        return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
+    return _checked(data, rel, exact)
+
+
+class _Detour(Exception):
+    """A directory on the way to a file is a symbolic link."""
+
+
+def _read_below(root: str, rel: str) -> bytes:
+    """The bytes of `rel` under `root`, opened one component at a time without following any link (openat):
+    no path lookup of ours can leave the repository, and it costs a few system calls where resolving the
+    path twice (realpath) was a quarter of a 52-Dockerfile run. Raises _Detour at a linked directory, OSError
+    (ELOOP) when the file itself is a link."""
+    parts = rel.split("/")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise _Detour from None
+                raise
+            os.close(fd)
+            fd = inner
+        file_fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        return handle.read(MAX_FILE_BYTES + 1)
+
+
+def _read_through_links(real_root: str, rel: str, exact: bool) -> ReadResult:
+    """A read whose directories pass through links that stay inside the repository (rare: the slow path)."""
+    full = os.path.join(real_root, rel)
     try:
         if stat.S_ISLNK(os.lstat(full).st_mode):
             return ReadResult(None, "skipped", "symlink not followed")
-        # realpath: a directory on the way may have become a symlink since the snapshot was gathered.
-        if os.path.commonpath([real_root, os.path.realpath(full)]) != real_root:
-            return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
         fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # and if it became a link just now: ELOOP
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -101,6 +144,11 @@ def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
         if exc.errno == errno.ELOOP:
             return ReadResult(None, "skipped", "symlink not followed")
         return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
+    return _checked(data, rel, exact)
+
+
+def _checked(data: bytes, rel: str, exact: bool) -> ReadResult:
+    """A read file's text, unless it is too big, binary or secret (see read_repo_file)."""
     if len(data) > MAX_FILE_BYTES:
         return ReadResult(None, "skipped", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
     if b"\0" in data[:8192]:

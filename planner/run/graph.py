@@ -20,6 +20,7 @@ calls: solved_example_rag goes straight to it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -73,7 +74,26 @@ def build_work_graph() -> Any:
     graph.add_conditional_edges("solved_example_rag", _after_examples, ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")
     graph.add_edge("execute", END)
-    return graph.compile()
+    # No checkpoints inside an item: the supervisor saves each finished item's output as it completes (so a
+    # resumed run re-does only unfinished items), and checkpointing every item's four steps as well was a
+    # third of a 52-Dockerfile run.
+    return graph.compile(checkpointer=False)
+
+
+# "exit" is what keeps the run's "sync" durability from reaching the item graph (which has no checkpointer,
+# so LangGraph warns that the setting has no effect there: that is the point).
+warnings.filterwarnings("ignore", message="`durability` has no effect when no checkpointer", category=UserWarning)
+
+
+def _work_node(work: Any) -> Any:
+    """One item's work, run whole inside the supervisor's superstep: its own steps are not checkpointed (the
+    supervisor saves the item's output when it completes). Called from a node rather than added as one:
+    LangGraph fails a checkpointer-less subgraph node under the run's "sync" durability."""
+
+    def run_item(state: WorkState, runtime: Any) -> Any:
+        return work.invoke(state, context=runtime.context, durability="exit")
+
+    return run_item
 
 
 def build_graph(checkpointer: Any = None) -> Any:
@@ -83,7 +103,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph.add_node("list_work", supervisor.list_work)
     graph.add_node("build_bundle", supervisor.build_bundle)
     graph.add_node("split", supervisor.split)
-    graph.add_node("work", build_work_graph())
+    graph.add_node("work", _work_node(build_work_graph()))
     graph.add_node("join", supervisor.join)
     graph.add_node("verify", finalize.verify)
     graph.add_node("finalize", finalize.finalize)
