@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +29,8 @@ MAX_FILE_BYTES = 4_000_000
 Freshness = Literal["fresh", "stale", "dirty", "none"]
 
 
-@dataclass
-class ReadResult:
+@dataclass(frozen=True)
+class ReadResult:  # frozen: remembered reads are shared
     text: str | None
     status: Literal["ok", "denied", "skipped"] = "ok"
     detail: str | None = None
@@ -71,7 +73,38 @@ def reader(repo: str) -> Any:
     return lambda rel: read_repo_file(root, rel, exact=True).text
 
 
+# Reads of unchanged files are remembered: a run builds a bundle and runs the recipe for each work item, and
+# they read the same files again (each of 52 Dockerfiles ~100 times in one run). A file counts as unchanged
+# while lstat gives the same inode, size and change times; a link swapped in on the way gives another inode.
+_MEMO_BYTES = 262_144
+_MEMO_ENTRIES = 1024
+_memo: OrderedDict[tuple[str, str, bool], tuple[tuple[int, ...], ReadResult]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
 def read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
+    """Read a repo file the safe way (see `_read_repo_file`), remembering reads of files that do not change."""
+    key = (str(root), rel, exact)
+    try:
+        info = os.lstat(os.path.join(root, rel))
+        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
+    except (OSError, ValueError):
+        return _read_repo_file(root, rel, exact)
+    with _memo_lock:
+        found = _memo.get(key)
+        if found is not None and found[0] == stamp:
+            _memo.move_to_end(key)
+            return found[1]
+    result = _read_repo_file(root, rel, exact)
+    if info.st_size <= _MEMO_BYTES and stat.S_ISREG(info.st_mode):
+        with _memo_lock:
+            _memo[key] = (stamp, result)
+            if len(_memo) > _MEMO_ENTRIES:
+                _memo.popitem(last=False)
+    return result
+
+
+def _read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
     """Read a repo file the safe way: no secrets, no symlinks, nothing outside `root`, no binaries.
 
     Bytes are read as they are (no newline translation: CRLF stays CRLF). For the bundle, bytes that are
