@@ -60,7 +60,8 @@ def execute(state: TaskState, runtime: Any) -> dict[str, Any]:
     return {"results": output.get("results", []), "requests": output.get("requests", [])}
 
 
-def build_work_graph() -> Any:
+def build_work_graph(checkpointer: Any = None) -> Any:
+    """The item graph; `checkpointer=False`: its steps are never checkpointed (None: the run's checkpointer)."""
     graph = StateGraph(WorkState, context_schema=RunContext, output_schema=WorkOutput)
     graph.add_node("scope_bundle", stages.scope_bundle)
     graph.add_node("recipe_match", stages.recipe_match)
@@ -74,24 +75,25 @@ def build_work_graph() -> Any:
     graph.add_conditional_edges("solved_example_rag", _after_examples, ["execute", "llm_fallback"])
     graph.add_edge("llm_fallback", "execute")
     graph.add_edge("execute", END)
-    # No checkpoints inside an item: the supervisor saves each finished item's output as it completes (so a
-    # resumed run re-does only unfinished items), and checkpointing every item's four steps as well was a
-    # third of a 52-Dockerfile run.
-    return graph.compile(checkpointer=False)
+    return graph.compile(checkpointer=checkpointer)
 
 
-# "exit" is what keeps the run's "sync" durability from reaching the item graph (which has no checkpointer,
-# so LangGraph warns that the setting has no effect there: that is the point).
+# "exit" is what keeps the run's "sync" durability from reaching the checkpoint-less item graph (LangGraph
+# warns that the setting has no effect there: that is the point).
 warnings.filterwarnings("ignore", message="`durability` has no effect when no checkpointer", category=UserWarning)
 
 
-def _work_node(work: Any) -> Any:
-    """One item's work, run whole inside the supervisor's superstep: its own steps are not checkpointed (the
-    supervisor saves the item's output when it completes). Called from a node rather than added as one:
-    LangGraph fails a checkpointer-less subgraph node under the run's "sync" durability."""
+def _work_node(durable: Any, fast: Any) -> Any:
+    """One item's work. Where a model or a flow may act, its steps are checkpointed (a resumed run does not
+    call the model again for an item killed half-way); otherwise the item runs whole without checkpoints of
+    its own (the supervisor saves its output when it completes, and resume re-does only unfinished items):
+    checkpointing each item's four steps was a third of a 52-Dockerfile recipe run."""
 
     def run_item(state: WorkState, runtime: Any) -> Any:
-        return work.invoke(state, context=runtime.context, durability="exit")
+        context: RunContext = runtime.context
+        if context.model is not None or (state.get("tccm") or {}).get("flow"):
+            return durable.invoke(state, context=context)
+        return fast.invoke(state, context=context, durability="exit")
 
     return run_item
 
@@ -103,7 +105,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph.add_node("list_work", supervisor.list_work)
     graph.add_node("build_bundle", supervisor.build_bundle)
     graph.add_node("split", supervisor.split)
-    graph.add_node("work", _work_node(build_work_graph()))
+    graph.add_node("work", _work_node(build_work_graph(), build_work_graph(checkpointer=False)))
     graph.add_node("join", supervisor.join)
     graph.add_node("verify", finalize.verify)
     graph.add_node("finalize", finalize.finalize)
