@@ -9,11 +9,9 @@ from typing import Annotated
 
 import typer
 
-from planner import service
 from planner.cli.output import console
 from planner.config import Settings
-from repocontext.model import RepoContext
-from repocontext.regather import Regathered
+from repocontext import git
 
 
 def gather_command(
@@ -22,6 +20,11 @@ def gather_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the RepoContext as JSON.")] = False,
 ) -> None:
     """Snapshot a repository into a RepoContext (stored under PLANNER_HOME)."""
+    git.prefetch(repo)  # git lists the tree while the probes are imported
+    from planner import service
+    from repocontext.model import RepoContext
+    from repocontext.regather import Regathered
+
     settings = Settings.from_env()
     # The embedded hot-view server lives only as long as this process: warming it here would be wasted.
     warm = settings.redis_url is not None
