@@ -6,6 +6,7 @@ Timings live in bench/startup.py (a bench, not a timed test); this asserts the m
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -83,3 +84,37 @@ def test_a_one_run_dispatch_loads_no_redis_client(home: Path, make_repo: Callabl
     assert not modules & {"redis", "fakeredis"}, modules & {"redis", "fakeredis"}
     record = json.loads(run_cli("runs", "list", "--json").stdout)
     assert [r["status"] for r in record] == ["succeeded"]
+
+
+ENTRY = """
+import atexit, json, sys
+atexit.register(lambda: sys.stderr.write("\\nFULL " + json.dumps(sorted(sys.modules)) + "\\n"))
+sys.argv = ["planner", *sys.argv[1:]]
+from planner.daemon.client import main
+main()
+"""
+
+
+def through_entry(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`planner ARGS` through the console script's entry point (no daemon), and every module it imported."""
+    proc = subprocess.run([sys.executable, "-c", ENTRY, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PLANNER_DAEMON": "off"})
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("FULL "))
+    return proc, set(json.loads(line.removeprefix("FULL ")))
+
+
+def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path,
+                                                                      make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
+    done, modules = through_entry("gather", str(repo), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["meta"]["root"] == str(repo.resolve())
+    assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
+    summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
+    assert summary.returncode == 2 and summary.stderr.startswith("error: ") and "typer" not in modules
+    missing, _ = through_entry("gather", str(repo / "nope"), "--json")  # the fast path's errors are the CLI's
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    assert json.loads(missing.stdout)["status"] == "error"
+    helped, modules = through_entry("gather", "--help")
+    assert helped.returncode == 0 and "--advisories" in helped.stdout and "typer" in modules
+    typo, _ = through_entry("gather", str(repo), "--jsn")
+    assert typo.returncode == 2 and "--jsn" in typo.stderr  # typer's usage error, as before

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -86,3 +88,29 @@ def parse_inputs(pairs: list[str]) -> dict[str, str]:
         return parse_pairs(pairs, "--input")
     except ValueError as exc:
         raise PlannerError(str(exc)) from None
+
+
+def fail(message: str, code: int, wants_json: bool, run_id: str | None = None) -> NoReturn:
+    """End the command: one line on stderr, the JSON failure object with --json, the exit code."""
+    error_line(message)
+    if wants_json:
+        fail_json(message, code, run_id)
+    sys.exit(code)
+
+
+def guarded(run: Callable[[], None], wants_json: bool) -> None:
+    """Run a command as every command runs: a PlannerError is its one line and exit code, Ctrl-C is 130,
+    anything else an internal error (70) in one line (PLANNER_DEBUG=1: the traceback)."""
+    from planner.errors import ExitCode, PlannerError
+
+    try:
+        run()
+    except PlannerError as exc:
+        fail(exc.message, int(exc.exit_code), wants_json, exc.run_id)
+    except KeyboardInterrupt:
+        fail("interrupted (no run was recorded: nothing to resume)", int(ExitCode.INTERRUPTED), wants_json)
+    except Exception as exc:
+        if os.environ.get("PLANNER_DEBUG"):
+            raise
+        fail(f"internal error: {exc.__class__.__name__}: {exc} (set PLANNER_DEBUG=1 for a traceback)", 70,
+             wants_json)

@@ -149,6 +149,10 @@ def start_in_background(idle: float | None = None) -> None:
 def main() -> None:
     make_private()  # before anything is created, here or in the daemon this starts
     code = forward(sys.argv[1:])
+    if code is None and sys.argv[1:2] == ["gather"]:
+        from planner.cli.gather import fast
+
+        code = fast(sys.argv[2:])
     if code is None:
         from planner.cli import main as run_here
 

@@ -29,8 +29,9 @@ IDLE_SECONDS = 1800.0
 REQUEST_SECONDS = 10.0
 # What the commands import, loaded before the first fork. planner.cli.output's consoles are re-made in
 # each child (planner.daemon.child), as they read the terminal when created.
-PRELOAD = ("planner.cli", "planner.cli.gather", "planner.cli.bundle", "planner.cli.dispatch",
-           "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio", "planner.cli.hotviews",
+PRELOAD = ("planner.cli.commands", "planner.cli.gather", "planner.cli.gather_command", "planner.cli.bundle",
+           "planner.cli.dispatch", "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio",
+           "planner.cli.hotviews",
            "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.run.dispatch",
            "planner.chain.llm", "planner.run.apply", "planner.hotviews.bundles", "repocontext.gather",
            "repocontext.regather", "repocontext.probes",

@@ -1,0 +1,90 @@
+"""The `planner` typer app. Errors are one line on stderr with a meaningful exit code.
+
+Commands are loaded on demand from COMMANDS (name → "module:attribute", one-line help), so
+`planner --help` or `planner gather` never imports the graph stack (langgraph, langchain)
+they do not use. To add a command, add one row; the module is imported only when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from planner.cli.lazy import LazyGroup, click
+from planner.cli.output import fail, fail_json, guarded, said
+from planner.errors import ExitCode
+
+# name → (target, help). A target naming a typer.Typer is a command group, a function a single command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "task-classes": ("planner.cli.task_classes:app", "List, show, validate task classes (TCCM files)."),
+    "runs": ("planner.cli.runs:app", "Dispatched runs and recorded bundle builds."),
+    "hooks": ("planner.cli.hooks:app", "Git hooks that re-gather after commit, merge and rewrite."),
+    "learn": ("planner.cli.learn:app", "Usefulness telemetry (Stage 7): which TCCM entries helped."),
+    "hotviews": ("planner.cli.hotviews:app", "Hot views: pre-rendered bundle slices in Redis."),
+    "portfolio": ("planner.cli.portfolio:app", "Run a task class across many repositories."),
+    "gather": ("planner.cli.gather_command:gather_command", "Snapshot a repository into a RepoContext."),
+    "bundle": ("planner.cli.bundle:bundle_command", "Build, record and show a task class's Context Bundle."),
+    "dispatch": ("planner.cli.dispatch:dispatch_command", "Run a task class on a repository."),
+    "provenance": ("planner.cli.runs:provenance_command", "Show the provenance record of a run or bundle build."),
+    "worker": ("planner.cli.worker:worker_command", "Serve portfolio runs from a Celery broker."),
+    "ui": ("planner.cli.ui:ui_command", "A read-only local web UI over runs, bundles and provenance."),
+    "examples": ("planner.cli.examples:app", "Solved examples the RAG stage serves (seed one from a patch)."),
+    "mcp": ("planner.cli.mcp:mcp_command", "An MCP server for agents (stdio, or --http): bundles, decisions, runs."),
+    "daemon": ("planner.cli.daemon:app", "A warm process later commands are handed to (no start-up imports)."),
+}
+
+
+
+class PlannerGroup(LazyGroup):
+    table = COMMANDS
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.ClickException as exc:  # kept for --json, which must answer in JSON too
+            said.usage_error = exc.format_message()
+            raise
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.exceptions.ClickException as exc:
+            said.usage_error = exc.format_message()
+            raise
+
+
+app = typer.Typer(
+    name="planner",
+    cls=PlannerGroup,
+    help="Task-class context manifests, provenance-logged context bundles and the maintenance planner.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Task-class context manifests, provenance-logged context bundles and the maintenance planner."""
+
+
+def main(prog_name: str | None = None) -> None:
+    wants_json = "--json" in sys.argv[1:]
+    guarded(lambda: _run(prog_name, wants_json), wants_json)
+
+
+def _run(prog_name: str | None, wants_json: bool) -> None:
+    try:
+        app(prog_name=prog_name)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == int(ExitCode.INTERRUPTED) and not said.json:  # typer turns Ctrl-C into exit 130, silently
+            fail("interrupted (no run was recorded: nothing to resume)", code, wants_json)
+        if code and wants_json:
+            fail_json(said.usage_error or f"exited with code {code}", code)
+        raise
+
+
+__all__ = ["COMMANDS", "ExitCode", "app", "main"]
