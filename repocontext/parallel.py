@@ -43,7 +43,9 @@ def default_workers() -> int:
 
 
 def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    # A daemonic process (a multiprocessing pool's worker) may not have children of its own.
+    return ("fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+            and not multiprocessing.current_process().daemon)
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import threading
@@ -136,3 +137,15 @@ def test_incremental_gather_equals_a_fresh_one(make_repo: Callable[..., Path], t
     fresh = gather(repo, workers=1)
     assert _json(again).replace('"reused":true', '"reused":false') == _json(fresh)
     assert again.meta.probes["containers"].reused and not again.meta.probes["call_sites"].reused
+
+
+def _forks_from_a_daemonic_worker(_: int) -> list[tuple[int, int]]:
+    return parallel.map_ordered(_pid_and_square, list(range(20)), 2, 1.0)
+
+
+def test_a_daemonic_worker_maps_in_process(small_batches: None) -> None:
+    """A pool's worker may not have children: there the work runs in the worker itself, with the same result."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # pool workers are daemonic
+        found = pool.map(_forks_from_a_daemonic_worker, [0])[0]
+    assert [square for _, square in found] == [n * n for n in range(20)]
+    assert len({pid for pid, _ in found}) == 1 and found[0][0] != os.getpid()
