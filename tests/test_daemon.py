@@ -224,10 +224,13 @@ def test_after_a_stale_answer_the_command_here_still_obeys_signals(tmp_path: Pat
     proc = subprocess.Popen([sys.executable, "-m", "planner", "gather", str(repo)], env={**os.environ, **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # wait for a state, not a duration: the gather's worker processes exist once it runs here, mid-gather
+    # (the first workers, the secret scan's, live ~0.1 s: signal at once, without asking again)
     deadline = time.monotonic() + 120
-    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert proc.poll() is None and _children(proc.pid), "the gather never started its workers here"
+    seen: list[int] = []
+    while not seen and proc.poll() is None and time.monotonic() < deadline:
+        seen = _children(proc.pid)
+        time.sleep(0.005)
+    assert proc.poll() is None and seen, "the gather never started its workers here"
     proc.send_signal(signal.SIGTERM)
     try:
         proc.communicate(timeout=30)
