@@ -79,6 +79,9 @@ class ProbeContext:
     # Per-file results of the PerFileProbes run so far in this gather: probe name → {"path\0sha": result}.
     analysed: dict[str, dict[str, Any]] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # values worked out once per gather (see Probe._extra)
+    # A re-gather's probe cache: cached(slot, "path\0sha") is a per-file result of an earlier gather, KeyError
+    # when there is none (a probe may reuse one instead of reading the file again).
+    cached: Callable[[str, str], Any] | None = None
     _by_path: dict[str, FileRecord] = field(default_factory=dict, repr=False)
     _sorted: list[str] | None = field(default=None, init=False, repr=False)
     _sorted_known: bool = field(default=False, init=False, repr=False)

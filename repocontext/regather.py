@@ -79,7 +79,8 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     if len(diff) > MAX_CHANGED:
         return None
     data: dict[str, Any] = {}  # probe-made sections (no probe reads the file index as upstream JSON)
-    ctx = ProbeContext(root=root, files=files, options=dict(options), upstream=data, workers=workers)
+    ctx = ProbeContext(root=root, files=files, options=dict(options), upstream=data, workers=workers,
+                       cached=cache.get)
     run = _Run(previous, cache, ctx, data, diff, probes)
     for done, probe in enumerate(probes, start=1):
         if progress:

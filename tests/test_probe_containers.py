@@ -122,8 +122,8 @@ def test_unreadable_dockerfile_is_a_diagnostic(tmp_path: Path) -> None:
 
 def test_a_regather_reads_only_the_yaml_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Per-file results are kept between gathers: one changed manifest among many is the only YAML read again,
-    each Dockerfile is parsed once per gather (for the fingerprint and the result alike), and the snapshot
-    equals a full gather's."""
+    no unchanged Dockerfile is parsed again (the fingerprint takes their parse from the probe cache), a
+    changed one is parsed once, and the snapshot equals a full gather's."""
     many = {f"conf/c{i}.yaml": f"key: {i}\n" for i in range(40)}
     root = git_repo(tmp_path, {**FILES, **many})
     settings = Settings(home=tmp_path / "home")
@@ -138,7 +138,12 @@ def test_a_regather_reads_only_the_yaml_that_changed(tmp_path: Path, monkeypatch
                    check=True)
     service.gather_repo(settings, root, warm=False)
     assert [p for p in reads if p.endswith((".yaml", ".yml"))] == ["deploy/k8s.yaml"]
-    assert sorted(parses) == ["Dockerfile", "worker/Containerfile.dev"]
+    assert parses == []  # both Dockerfiles unchanged
+    (root / "Dockerfile").write_text(FILES["Dockerfile"] + "USER 1000\n")
+    subprocess.run(["git", "-C", str(root), "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qam", "user"],
+                   check=True)
+    service.gather_repo(settings, root, warm=False)
+    assert parses == ["Dockerfile"]  # the changed one, once (fingerprint and analysis share it)
     stored = RepoContextStore(settings.home).load(root)
     assert stored is not None
     assert stored.containers == gather(root).containers

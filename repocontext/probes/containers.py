@@ -56,7 +56,7 @@ class ContainersProbe(PerFileProbe):
 
         paths = Listing(sorted(r.path for r in ctx.files))
         for record in dockerfiles:
-            parsed = _parsed(ctx, record)
+            parsed = _parsed(ctx, record, self.slot)
             if parsed is None:
                 continue
             for used in files_to_read(parsed[0], record.path, paths):
@@ -67,7 +67,7 @@ class ContainersProbe(PerFileProbe):
     def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
         result: dict[str, Any] = {}
         if is_dockerfile(record.path):
-            parsed = _parsed(ctx, record)
+            parsed = _parsed(ctx, record, self.slot)
             result["dockerfile"] = None if parsed is None else {
                 "parsed": parsed[0].model_dump(mode="json"), "problems": [list(p) for p in parsed[1]]}
         if record.path.endswith((".yaml", ".yml")):
@@ -132,14 +132,39 @@ class ContainersProbe(PerFileProbe):
         return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
 
 
-def _parsed(ctx: ProbeContext, record: FileRecord) -> tuple[Dockerfile, list[tuple[int | None, str]]] | None:
+def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfile, list[tuple[int | None, str]]] | None:
     """A Dockerfile's parse (the model and its problems), once per gather: the fingerprint needs it to know
-    which copied files the evidence reads, and `analyze` needs it again. None when it cannot be read."""
+    which copied files the evidence reads, and `analyze` needs it again. In a re-gather an unchanged
+    Dockerfile's parse comes from the probe cache (this probe's own result for that blob) instead of parsing
+    every Dockerfile again for the fingerprint. None when it cannot be read."""
     key = f"containers-parse:{record.path}\0{record.sha}"
     if key not in ctx.memo:
-        from repocontext.dockerfile import parse
-
-        text = ctx.read_text(record.path)
-        parsed = None if text is None else parse(text, record.path)
-        ctx.memo[key] = None if parsed is None else (parsed.dockerfile, list(parsed.problems))
+        found = _cached_parse(ctx, record, slot)
+        ctx.memo[key] = _parse_now(ctx, record) if found is _MISSING else found
     return ctx.memo[key]  # type: ignore[no-any-return]
+
+
+_MISSING = object()
+
+
+def _cached_parse(ctx: ProbeContext, record: FileRecord, slot: str) -> Any:
+    if ctx.cached is None:
+        return _MISSING
+    try:
+        result = ctx.cached(slot, f"{record.path}\0{record.sha}")
+    except KeyError:
+        return _MISSING
+    if not isinstance(result, dict) or "dockerfile" not in result:
+        return _MISSING
+    found = result["dockerfile"]
+    if found is None:
+        return None
+    return Dockerfile.model_validate(found["parsed"]), [(line, message) for line, message in found["problems"]]
+
+
+def _parse_now(ctx: ProbeContext, record: FileRecord) -> tuple[Dockerfile, list[tuple[int | None, str]]] | None:
+    from repocontext.dockerfile import parse
+
+    text = ctx.read_text(record.path)
+    parsed = None if text is None else parse(text, record.path)
+    return None if parsed is None else (parsed.dockerfile, list(parsed.problems))
