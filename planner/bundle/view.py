@@ -119,12 +119,9 @@ def _read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
     if rel == ".." or rel.startswith(("../", "/")):  # "..": never even looked at
         return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
     try:
-        data = _read_below(str(root), rel)
-    except _Detour:  # a directory on the way is a link now: where does it lead?
-        real_root = os.path.realpath(root)
-        if os.path.commonpath([real_root, os.path.realpath(os.path.join(real_root, rel))]) != real_root:
-            return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
-        return _read_through_links(real_root, rel, exact)
+        data = _read_inside(str(root), rel)
+    except _Outside:
+        return ReadResult(None, "denied", "path leaves the repository", "outside-repo")
     except FileNotFoundError:
         return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
     except OSError as exc:
@@ -136,6 +133,28 @@ def _read_repo_file(root: Path, rel: str, exact: bool = False) -> ReadResult:
 
 class _Detour(Exception):
     """A directory on the way to a file is a symbolic link."""
+
+
+class _Outside(Exception):
+    """The path leads out of the repository (through a linked directory)."""
+
+
+def _read_inside(root: str, rel: str) -> bytes:
+    """The bytes of `rel` under `root`: without following any link (`_read_below`), or, where a directory on
+    the way has become a link that stays inside the repository, through it (rare: the slow path). Raises
+    _Outside when it leads out, OSError (ELOOP) when the file itself is a link."""
+    try:
+        return _read_below(root, rel)
+    except _Detour:
+        real_root = os.path.realpath(root)
+        full = os.path.join(real_root, rel)
+        if os.path.commonpath([real_root, os.path.realpath(full)]) != real_root:
+            raise _Outside from None
+        if stat.S_ISLNK(os.lstat(full).st_mode):
+            raise OSError(errno.ELOOP, "symlink not followed") from None
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # and if it became a link just now: ELOOP
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
 
 
 def _read_below(root: str, rel: str) -> bytes:
@@ -160,24 +179,6 @@ def _read_below(root: str, rel: str) -> bytes:
         os.close(fd)
     with os.fdopen(file_fd, "rb") as handle:
         return handle.read(MAX_FILE_BYTES + 1)
-
-
-def _read_through_links(real_root: str, rel: str, exact: bool) -> ReadResult:
-    """A read whose directories pass through links that stay inside the repository (rare: the slow path)."""
-    full = os.path.join(real_root, rel)
-    try:
-        if stat.S_ISLNK(os.lstat(full).st_mode):
-            return ReadResult(None, "skipped", "symlink not followed")
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # and if it became a link just now: ELOOP
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return ReadResult(None, "skipped", "file no longer exists (re-run `planner gather`)")
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return ReadResult(None, "skipped", "symlink not followed")
-        return ReadResult(None, "skipped", f"unreadable: {exc.strerror}")
-    return _checked(data, rel, exact)
 
 
 def _checked(data: bytes, rel: str, exact: bool) -> ReadResult:
