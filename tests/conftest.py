@@ -21,6 +21,29 @@ GIT_ENV = {
 }
 
 
+# A Poetry project whose lockfile pins requests 2.30.0 (its fix needs the lockfile regenerated).
+POETRY_REQUESTS = {
+    "pyproject.toml": textwrap.dedent("""\
+        [tool.poetry]
+        name = "svc"
+        version = "1.0.0"
+
+        [tool.poetry.dependencies]
+        python = "^3.11"
+        requests = "^2.30.0"
+    """),
+    "poetry.lock": textwrap.dedent("""\
+        [[package]]
+        name = "requests"
+        version = "2.30.0"
+        description = "HTTP"
+        optional = false
+        python-versions = ">=3.7"
+        files = [{file = "requests-2.30.0.tar.gz", hash = "sha256:abc"}]
+    """),
+}
+
+
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
@@ -104,6 +127,20 @@ def tccm_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., P
         return directory
 
     return make
+
+
+def run_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    """`planner ARGS` in this process (its stores and Redis clients are the test's): (exit code, stdout, stderr)."""
+    from planner.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["planner", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

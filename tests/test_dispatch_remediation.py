@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli, write_files
+from conftest import POETRY_REQUESTS, git, run_cli, write_files
 
 from planner.config import Settings
 from planner.errors import ExitCode
@@ -69,26 +68,7 @@ def test_requirements_stays_in_release_line(home: Path, make_repo: Callable[...,
 
 
 def test_poetry_pyproject_and_lockfile_note(home: Path, make_repo: Callable[..., Path], advisories: Path) -> None:
-    repo = make_repo({
-        "pyproject.toml": textwrap.dedent("""\
-            [tool.poetry]
-            name = "svc"
-            version = "1.0.0"
-
-            [tool.poetry.dependencies]
-            python = "^3.11"
-            requests = "^2.30.0"
-        """),
-        "poetry.lock": textwrap.dedent("""\
-            [[package]]
-            name = "requests"
-            version = "2.30.0"
-            description = "HTTP"
-            optional = false
-            python-versions = ">=3.7"
-            files = [{file = "requests-2.30.0.tar.gz", hash = "sha256:abc"}]
-        """),
-    })
+    repo = make_repo(POETRY_REQUESTS)
     state = _run(repo, advisories, "needs_regeneration", package="requests")  # never a silent success
     assert _fixes(state) == [("poetry.lock", "poetry update --lock requests")]
     assert not state["patch"]  # `^2.30.0` allows 2.31.0: left as written, only the lock moves (issue 22 §3)

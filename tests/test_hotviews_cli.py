@@ -8,32 +8,20 @@ embedded server and a real one differ: only a real server outlives a command.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from conftest import run_main as cli
 from hotviews_support import HotBackend, free_port
 
 from planner import service
-from planner.cli import main
 from planner.config import Settings
 
 pytest_plugins = ["hotviews_fixtures"]
 
 FILES = {"requirements.txt": "requests==2.30.0\n", "Dockerfile": "FROM python:3.11-slim\nCMD python app.py\n"}
-
-
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["planner", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_list_shows_the_ranked_slice_set(home: Path, capsys: pytest.CaptureFixture[str],

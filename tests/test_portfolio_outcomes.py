@@ -4,35 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import commit_all, git, run_cli
+from conftest import POETRY_REQUESTS, commit_all, git, run_cli
 from portfolio_helpers import ADVISORIES, portfolio_json
 
 from planner.portfolio.outcomes import groups, item_rows, worst
-
-POETRY = {
-    "pyproject.toml": textwrap.dedent("""\
-        [tool.poetry]
-        name = "svc"
-        version = "1.0.0"
-
-        [tool.poetry.dependencies]
-        python = "^3.11"
-        requests = "^2.30.0"
-    """),
-    "poetry.lock": textwrap.dedent("""\
-        [[package]]
-        name = "requests"
-        version = "2.30.0"
-        description = "HTTP"
-        optional = false
-        python-versions = ">=3.7"
-        files = [{file = "requests-2.30.0.tar.gz", hash = "sha256:abc"}]
-    """),
-}
 
 
 def _repo(fleet: Path, name: str, files: dict[str, str]) -> None:
@@ -49,7 +27,7 @@ def test_a_fleet_with_several_outcomes_reads_worst_first(home: Path, tmp_path: P
     fleet = tmp_path / "fleet"
     _repo(fleet, "a-fixed", {"requirements.txt": "requests==2.30.0\n"})
     _repo(fleet, "b-major", {"requirements.txt": "PyYAML==3.13\n"})
-    _repo(fleet, "c-locked", POETRY)
+    _repo(fleet, "c-locked", POETRY_REQUESTS)
     _repo(fleet, "d-clean", {"requirements.txt": "requests==2.31.0\n"})
     code, started, _ = portfolio_json("dispatch", "vulnerability-remediation", "--repos", str(fleet),
                                       "--advisories", str(ADVISORIES), "--workers", "2")

@@ -7,19 +7,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
 import yaml
-from conftest import git
+from conftest import git, run_main
 from fake_llm import fake_planner
 from fastapi.testclient import TestClient
 from hotviews_support import clear_namespace, forget_local_state
 
-from planner.cli import main
 from planner.config import Settings
 from planner.hotviews import naming
 from planner.patch.plan import Edit, apply_edits, unified_diff
@@ -58,13 +56,7 @@ def test_each_planted_value_meets_its_fate(planted: dict[str, str]) -> None:
 
 
 def _cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["planner", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
+    code, out, err = run_main(capsys, monkeypatch, *args)
     return code, out + err
 
 
