@@ -139,7 +139,7 @@ def prefetch(path: Path) -> None:
 
 
 def _taken(path: Path, which: int) -> subprocess.Popen[str] | None:
-    """The prefetched listing `which` (an index into the tuple `prefetch` starts) of `path`, once."""
+    """The prefetched listing `which` (its place in the list `prefetch` starts) of `path`, taken once."""
     key = os.path.realpath(path)
     procs = _started.get(key)
     if procs is None:
@@ -154,9 +154,8 @@ def list_tree(path: Path) -> TreeListing:
     """Tracked files (with index blob ids), modified, deleted and untracked files."""
     # Three listings at once (they dominate a re-gather): changes in tracked files (stats every file),
     # untracked files (walks the tree), the index itself.
-    changes_args, untracked_args = _CHANGES, _UNTRACKED
-    changes = _taken(path, 1) or _start(path, *changes_args)
-    others = _taken(path, 2) or _start(path, *untracked_args)
+    changes = _taken(path, 1) or _start(path, *_CHANGES)
+    others = _taken(path, 2) or _start(path, *_UNTRACKED)
     index = _taken(path, 3) or _start(path, *_INDEX)
     tracked: dict[str, tuple[str, str]] = {}
     for line in _nul_list(_finish(index, _INDEX)):
@@ -165,10 +164,10 @@ def list_tree(path: Path) -> TreeListing:
         tracked[name] = (mode, sha)
     modified: set[str] = set()
     deleted: set[str] = set()
-    fields = _nul_list(_finish(changes, changes_args))
+    fields = _nul_list(_finish(changes, _CHANGES))
     for status, name in zip(fields[::2], fields[1::2], strict=True):  # "M", "D", "T" (type change), "U"
         (deleted if status == "D" else modified).add(name)
-    untracked = _nul_list(_finish(others, untracked_args))
+    untracked = _nul_list(_finish(others, _UNTRACKED))
     return TreeListing(tracked, modified - deleted, deleted, sorted(untracked))
 
 
