@@ -21,19 +21,10 @@ from repocontext.secret_rules import Rules, ValueRule, shipped
 
 _RULES: Rules = shipped()
 CONTENT_RULES: tuple[ValueRule, ...] = _RULES.values
-_DENYING = tuple(rule for rule in CONTENT_RULES if rule.deny != "never")
+_NEEDLES = _RULES.needles  # which rules could hit a text: the cheap test before any regex runs
 MARKER = "REDACTED-{}"
 
 
-def _minimal(needles: set[bytes]) -> tuple[bytes, ...]:
-    """The needles no shorter one is part of: a text holds any of `needles` exactly when it holds one of these."""
-    kept = sorted(needles, key=len)
-    return tuple(n for i, n in enumerate(kept) if not any(m in n for m in kept[:i]))
-
-
-# One pass of these over a file tells whether any rule could hit: most files hold none (545 of 875 text
-# files of a Django site), and `scrub` then skips the denying and the redacting checks.
-_ANY_NEEDLE = _minimal({needle for rule in CONTENT_RULES for needle in rule.byte_needles})
 RULES_DIGEST = _RULES.digest  # in every probe's fingerprint and cache slot: new rules, new reads
 
 
@@ -67,10 +58,10 @@ def content_rule(text: str, path: str | None = None) -> str | None:
     """The name (`content:<rule>`) of the first value rule that denies `text` as the content of `path`
     (None: a file whose name is unknown, held to the strictest reading), or None.
 
-    Runs on every file read, so each rule's regex only runs when one of its literal needles occurs.
+    Runs on every file read, so a rule's regex only runs when one of its literal needles occurs.
     """
-    for rule in _DENYING:
-        if rule.hit(text) and _denies(rule, path) and rule.search(text):
+    for rule in _NEEDLES.rules_in(text):
+        if rule.deny != "never" and _denies(rule, path) and rule.search(text):
             return f"content:{rule.name}"
     return None
 
@@ -82,8 +73,8 @@ def content_rule_of_bytes(data: bytes, path: str | None = None) -> str | None:
     replacement character. Most files hold no needle, and decoding every file was half the scan's time.
     """
     text: str | None = None
-    for rule in _DENYING:
-        if any(needle in data for needle in rule.byte_needles) and _denies(rule, path):
+    for rule in _NEEDLES.rules_in(data):
+        if rule.deny != "never" and _denies(rule, path):
             text = data.decode("utf-8", errors="replace") if text is None else text
             if rule.search(text):
                 return f"content:{rule.name}"
@@ -95,10 +86,12 @@ _SHORTEST = min((len(n) for rule in CONTENT_RULES for n in rule.needles), defaul
 
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, rule) of every secret value in `text`, in order, overlaps merged (the first rule names it)."""
-    found: list[tuple[int, int, str]] = []
-    for rule in CONTENT_RULES:
-        if rule.hit(text):
-            found.extend((start, end, rule.name) for start, end in rule.spans(text) if end > start)
+    return _merged([(start, end, rule.name) for rule in _NEEDLES.rules_in(text)
+                    for start, end in rule.spans(text) if end > start])
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`found` (in rule order) sorted by position, overlapping spans merged into the first one's rule."""
     if len(found) < 2:
         return found
     found.sort(key=lambda span: (span[0], -span[1]))
@@ -123,7 +116,11 @@ def redact(text: str) -> str:
 def _redacted(text: str) -> str:
     # Memoised: a run's checkpoints hold the same bundle texts, reports and data again at every step, and
     # scanning them anew each time made a 52-Dockerfile run 4x slower.
-    spans = secret_spans(text)
+    return _replaced(text, secret_spans(text))
+
+
+def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` with each of `spans` (merged, in order) replaced by its rule's marker."""
     if not spans:
         return text
     parts: list[str] = []
@@ -157,13 +154,20 @@ def redact_tree(value: Any) -> Any:
 
 def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:
     """(text, denying rule) of a file's bytes: (None, rule) when the file is denied, else its text decoded
-    (errors replaced) with every secret value redacted."""
-    if not any(needle in data for needle in _ANY_NEEDLE):  # the common case: nothing to deny or redact
-        return data.decode("utf-8", errors="replace"), None
-    denied = content_rule_of_bytes(data, path)
-    if denied:
-        return None, denied
-    return redact(data.decode("utf-8", errors="replace")), None
+    (errors replaced) with every secret value redacted.
+
+    The same answer as `content_rule_of_bytes`, then `redact` of the decoded text, in one pass over the
+    needles, and each rule's regex run once (a lockfile's needles were searched three times)."""
+    rules = _NEEDLES.rules_in(data)
+    text = data.decode("utf-8", errors="replace")
+    if not rules:  # the common case: nothing to deny or redact
+        return text, None
+    spans = [(rule, rule.spans(text)) for rule in rules]
+    for rule, found in spans:  # `search` finds a value exactly when `spans` does
+        if found and rule.deny != "never" and _denies(rule, path):
+            return None, f"content:{rule.name}"
+    return _replaced(text, _merged([(start, end, rule.name) for rule, found in spans
+                                    for start, end in found if end > start])), None
 
 
 # A marker as `redact` writes it; longer names first so `REDACTED-secret-key-value` is never read as a
