@@ -24,7 +24,7 @@ from repocontext.deps.common import Include, Issue, Parsed, declared, group_by_n
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
 from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
-from repocontext.model import Dependency
+from repocontext.model import Dependency, sparse_dump
 from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput
 
 __all__ = ["MANIFEST_GLOBS", "REQUIREMENTS_GLOBS", "DependenciesProbe"]
@@ -112,7 +112,7 @@ class DependenciesProbe(Probe):
         _go(by_name, texts, result)
         grouped = group_by_name(result.deps)
         return ProbeOutput(
-            values={"dependencies": {name: [d.model_dump() for d in deps] for name, deps in grouped.items()}},
+            values={"dependencies": {name: [sparse_dump(d) for d in deps] for name, deps in grouped.items()}},
             diagnostics=[self.diagnostic(i.message, i.file, i.line, i.level)
                          for i in sorted(result.issues, key=lambda i: (i.file or "", i.line or 0, i.message))],
         )
