@@ -250,6 +250,10 @@ class PerFileProbe(Probe):
     SECONDS_PER_FILE: ClassVar[float] = 5e-5
     SECONDS_PER_BYTE: ClassVar[float] = 1.4e-7
 
+    def prepare(self, batch: Sequence[FileRecord]) -> None:
+        """Load what analysing `batch` needs once per process (a grammar, a compiled query), before workers
+        fork: each would otherwise load it for itself. Nothing by default."""
+
     def analysis_is_cheap(self, ctx: ProbeContext) -> bool:
         """Whether `analyze` costs little per file here: then files are analysed in this process, as
         forking workers and sending results back would cost more than it saves."""
@@ -281,6 +285,7 @@ class PerFileProbe(Probe):
         workers = 1 if self.analysis_is_cheap(ctx) else ctx.workers
         batch = list(todo.values())
         seconds = sum(self.SECONDS_PER_FILE + record.size * self.SECONDS_PER_BYTE for record in batch)
+        self.prepare(batch)
         done = parallel.map_ordered(lambda record: self.analyze(ctx, record), batch, workers, seconds)
         analysed = dict(zip(todo, done, strict=True))
         fresh: dict[str, Any] = {}

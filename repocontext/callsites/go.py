@@ -19,9 +19,11 @@ from repocontext.callsites import treesitter as ts
 from repocontext.callsites.common import FileScan, RawSite
 
 _IMPORTS = "(import_spec) @spec"
+# One query for every file, its operands filtered here: a query naming each file's imports (`#any-of?`) was
+# compiled once per file, which cost more than parsing the file.
 _USES = (
-    "((selector_expression operand: (identifier) @id field: (field_identifier) @field) @use {pred})\n"
-    "((qualified_type package: (package_identifier) @id name: (type_identifier) @field) @use {pred})\n"
+    "((selector_expression operand: (identifier) @id field: (field_identifier) @field) @use)\n"
+    "((qualified_type package: (package_identifier) @id name: (type_identifier) @field) @use)\n"
 )
 _MAJOR = re.compile(r"v\d+")
 _HOSTS_WITH_OWNER = ("github.com/", "gitlab.com/", "bitbucket.org/", "golang.org/x/", "codeberg.org/")
@@ -68,6 +70,13 @@ def _pos(node: ts.Node) -> tuple[int, int]:
     return node.start_point[0] + 1, node.start_point[1]
 
 
+def warm() -> None:
+    """Load the grammar and compile the queries every file uses (before workers fork: see the probe)."""
+    ts.parser("go")
+    ts.query("go", _IMPORTS)
+    ts.query("go", _USES)
+
+
 def scan_go(text: str) -> FileScan:
     """Imports and package-qualified uses in one Go file."""
     scan = FileScan()
@@ -85,12 +94,11 @@ def scan_go(text: str) -> FileScan:
         elif name.type == "package_identifier":
             bound[ts.text(name)] = path
     if bound:
-        names = " ".join(f'"{n}"' for n in sorted(bound))
-        query = _USES.format(pred=f"(#any-of? @id {names})")
-        for _, found in ts.matches("go", query, root):
-            ident, field = found["id"][0], found["field"][0]
-            path = bound[ts.text(ident)]
-            scan.sites.append(RawSite(path, f"{path}.{ts.text(field)}", *_pos(ident), "use"))
+        for _, found in ts.matches("go", _USES, root):
+            ident = found["id"][0]
+            path = bound.get(ts.text(ident))
+            if path is not None:
+                scan.sites.append(RawSite(path, f"{path}.{ts.text(found['field'][0])}", *_pos(ident), "use"))
     scan.sites.sort(key=lambda s: (s.line, s.col, s.kind, s.symbol))
     scan.partial_line = ts.first_error_line(root)
     return scan

@@ -22,6 +22,7 @@ _IMPORTS = """
 (call_expression function: (identifier) @fn arguments: (arguments . (string) @src) (#eq? @fn "require")) @call
 (call_expression function: (import) arguments: (arguments . (string) @src)) @call
 """
+_IDENTIFIERS = "((identifier) @id)"
 _TS_IMPORTS = _IMPORTS + "(import_statement (import_require_clause source: (string) @src)) @import\n"
 
 # Parents under which an identifier is a binding, not a use.
@@ -167,6 +168,13 @@ def _chain(node: ts.Node) -> tuple[str, bool]:
     return "".join("." + p for p in parts), False
 
 
+def warm(grammar: str) -> None:
+    """Load `grammar` and compile the queries every file uses (before workers fork: see the probe)."""
+    ts.parser(grammar)
+    ts.query(grammar, _IMPORTS if grammar == "javascript" else _TS_IMPORTS)
+    ts.query(grammar, _IDENTIFIERS)
+
+
 def scan_js(text: str, grammar: str = "javascript") -> FileScan:
     """Imports and uses in one JavaScript/TypeScript file (`grammar`: javascript, typescript, tsx)."""
     scan = FileScan()
@@ -198,9 +206,12 @@ def scan_js(text: str, grammar: str = "javascript") -> FileScan:
 
 def _uses(scan: FileScan, grammar: str, root: ts.Node, bound: dict[str, str]) -> None:
     modules = {site.symbol: site.module for site in scan.sites}
-    for node in ts.captures(grammar, ts.names_query("identifier", list(bound)), root).get("id", []):
+    # Every identifier, filtered here: a query naming each file's bound names was compiled once per file.
+    for node in ts.captures(grammar, _IDENTIFIERS, root).get("id", []):
+        symbol = bound.get(ts.text(node))
+        if symbol is None:
+            continue
         rest, binding = _chain(node)
         if binding:
             continue
-        symbol = bound[ts.text(node)]
         scan.sites.append(RawSite(modules.get(symbol, symbol), symbol + rest, *_pos(node), "use"))

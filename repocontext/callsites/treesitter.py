@@ -51,12 +51,6 @@ def matches(name: str, source: str, node: Node) -> list[tuple[int, dict[str, lis
     return tree_sitter.QueryCursor(query(name, source)).matches(node)
 
 
-def names_query(node_type: str, names: list[str]) -> str:
-    """A query for nodes of `node_type` whose text is one of `names` (identifiers: no quoting needed)."""
-    quoted = " ".join(f'"{n}"' for n in sorted(set(names)))
-    return f"(({node_type}) @id (#any-of? @id {quoted}))"
-
-
 def text(node: Node | None) -> str:
     return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
 
