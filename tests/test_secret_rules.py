@@ -149,3 +149,36 @@ def test_anchored_rules_match_as_a_plain_search_does(text: str) -> None:
                  else m.span() for m in rule.pattern.finditer(text)]
         plain = [(a, b) for a, b in plain if secret_rules.entropy(text[a:b]) >= rule.min_entropy]
         assert rule.spans(text) == plain
+
+
+@pytest.mark.parametrize(("pattern", "words"), [
+    ("token|auth", ["token", "auth"]),
+    ("api[_-]?key", ["api_key", "api-key", "apikey"]),
+    ("credentials?", ["credentials", "credential"]),
+    ("key-data|a b", ["key-data", "a b"]),
+])
+def test_an_alternation_of_words_becomes_its_words(pattern: str, words: list[str]) -> None:
+    assert secret_rules.literal_words(pattern) == words
+    # ...which start exactly where the regex matches
+    text = " ".join(words) + " x" + "".join(words)
+    assert sorted({m.start() for w in words for m in re.finditer(re.escape(w), text)}) == sorted(
+        {i for i in range(len(text)) if re.compile(pattern).match(text, i)})
+
+
+@pytest.mark.parametrize("pattern", ["a.b", "[a-z]key", "[^x]y", "key|", "(?:a|b)c", r"\btoken", "Token", "a*", "[_"])
+def test_anything_but_plain_words_keeps_the_regex(pattern: str) -> None:
+    assert secret_rules.literal_words(pattern) is None
+
+
+def test_the_shipped_anchors_are_plain_words() -> None:
+    """Both anchored rules take the one-pass word search; the property test above checks its spans."""
+    assert ANCHORED and all(rule.anchor_words is not None for rule in ANCHORED)
+
+
+def test_an_anchor_regex_that_is_not_plain_words_still_finds_every_match() -> None:
+    spec = secret_rules.ValueRuleSpec(name="x", pattern=r"(?i:to+ken)=(?P<s>\w{4,})", needles=("oken",),
+                                      anchor="to+ken", deny="never")
+    rule = secret_rules.ValueRule(spec)
+    assert rule.anchor_words is None
+    text = "TOKEN=abcd tooken=efgh token=ij"
+    assert rule.spans(text) == [(6, 10), (18, 22)]
