@@ -182,3 +182,17 @@ def test_an_anchor_regex_that_is_not_plain_words_still_finds_every_match() -> No
     assert rule.anchor_words is None
     text = "TOKEN=abcd tooken=efgh token=ij"
     assert rule.spans(text) == [(6, 10), (18, 22)]
+
+
+NEEDLES = sorted({needle for rule in CONTENT_RULES for needle in rule.needles})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*NEEDLES, "x", " ", "\n", "é", "İ", "\0", "=", "k", "ey"]), max_size=20).map("".join))
+def test_the_needle_index_finds_the_rules_a_substring_test_finds(text: str) -> None:
+    """One Aho-Corasick pass names the same rules, in rule order, as testing each needle with `in` (str and
+    bytes alike: needles are ASCII, so a UTF-8 encoding holds a needle exactly where the text does)."""
+    expected = [rule for rule in CONTENT_RULES if any(needle in text for needle in rule.needles)]
+    index = secret_rules.shipped().needles
+    assert index.rules_in(text) == expected
+    assert index.rules_in(text.encode()) == expected
