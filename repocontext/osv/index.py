@@ -20,6 +20,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 
 from repocontext.home import planner_home
@@ -161,7 +162,15 @@ class IndexedDB(AdvisoryDB):
         found = self.find(name)
         return found[0] if found else None
 
+    @cached_property
+    def _ecosystems(self) -> frozenset[str]:
+        """The ecosystems any advisory names: a package of another one needs no query (an npm monorepo's
+        thousands of locked packages against the PyPA database)."""
+        return frozenset(row[0] for row in self._conn.execute("SELECT DISTINCT ecosystem FROM packages"))
+
     def for_package(self, ecosystem: str, name: str) -> list[Advisory]:
+        if ecosystem_key(ecosystem) not in self._ecosystems:
+            return []
         rows = self._conn.execute("SELECT DISTINCT id FROM packages WHERE ecosystem = ? AND name = ? ORDER BY id",
                                   (ecosystem_key(ecosystem), normalize_name(ecosystem, name)))
         return self._many([r[0] for r in rows])

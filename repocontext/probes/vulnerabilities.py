@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from repocontext.model import Diagnostic, Finding, FixChoice
@@ -97,13 +98,10 @@ class VulnerabilitiesProbe(Probe):
 
     def _check_version(self, ecosystem: str, package: str, version: str, dep: Mapping[str, Any],
                        diagnostics: list[Diagnostic]) -> bool:
-        from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
-
-        try:
-            sort_key(scheme_for(ecosystem), version)
-        except InvalidVersion as exc:
+        problem = _version_problem(ecosystem, version)
+        if problem is not None:
             diagnostics.append(self.diagnostic(
-                f"{package} {version}: {exc}; only advisories' explicit version lists were checked", *_where(dep)))
+                f"{package} {version}: {problem}; only advisories' explicit version lists were checked", *_where(dep)))
             return False
         return True
 
@@ -117,6 +115,19 @@ class VulnerabilitiesProbe(Probe):
                                     + "; ".join(evaluation.notes), *_where(dep), level="info")]
         skipped = [n for n in evaluation.notes if "range skipped: invalid" in n] if orderable else []
         return [self.diagnostic(f"{subject}: {note}", *_where(dep)) for note in skipped]
+
+
+@lru_cache(maxsize=1 << 14)
+def _version_problem(ecosystem: str, version: str) -> str | None:
+    """Why `version` cannot be ordered in `ecosystem`'s scheme, or None (asked once per version, not once per
+    lockfile record)."""
+    from repocontext.osv.versions import InvalidVersion, scheme_for, sort_key
+
+    try:
+        sort_key(scheme_for(ecosystem), version)
+    except InvalidVersion as exc:
+        return str(exc)
+    return None
 
 
 def _concrete(dependencies: Mapping[str, Any]) -> list[dict[str, Any]]:
