@@ -77,10 +77,11 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 class _Evidence:
-    def __init__(self, dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader) -> None:
+    def __init__(self, dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader,
+                 copied: list[Copied] | None = None) -> None:
         self.dockerfile, self.path, self.read = dockerfile, path, read
         self.stages = chain(dockerfile)
-        self.copied = copied_files(dockerfile, path, files)
+        self.copied = copied_files(dockerfile, path, files) if copied is None else copied
         self.found: list[ShellEvidence] = []
         self._shebangs: dict[str, str | None] = {}
 
@@ -183,16 +184,19 @@ class _Evidence:
         return named[-1] if named and len({c.container for c in named}) == 1 else None
 
 
-def evidence(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader) -> list[ShellEvidence]:
-    return _Evidence(dockerfile, path, files, read).run()
+def evidence(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing, read: Reader,
+             copied: list[Copied] | None = None) -> list[ShellEvidence]:
+    """`copied`: `copied_files` of the same Dockerfile and listing, when the caller has it already."""
+    return _Evidence(dockerfile, path, files, read, copied).run()
 
 
-def files_to_read(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing) -> list[str]:
+def files_to_read(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing,
+                  copied: list[Copied] | None = None) -> list[str]:
     """Repository files whose content the evidence depends on (for the probe's fingerprint).
 
     Which files are read never depends on their content, so a dry run that records
     the reads and returns nothing finds exactly that set.
     """
     read: set[str] = set()
-    _Evidence(dockerfile, path, files, lambda p: read.add(p)).run()
+    _Evidence(dockerfile, path, files, lambda p: read.add(p), copied).run()
     return sorted(read)

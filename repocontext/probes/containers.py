@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repocontext.model import Containers, DeploymentManifest, Diagnostic, Dockerfile, FileRecord, ShellEvidence
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
+
+if TYPE_CHECKING:  # the Dockerfile machinery is imported only when a repository has a Dockerfile
+    from repocontext.dockerfile.copies import Copied, Listing
 
 # The Dockerfile parser and the deployment readers are imported when a repository has such files: a
 # small repository's gather does not pay their start-up.
@@ -51,15 +54,14 @@ class ContainersProbe(PerFileProbe):
         dockerfiles = ctx.matching(DOCKERFILE_GLOBS)
         if not dockerfiles:
             return digest.hexdigest()
-        from repocontext.dockerfile.copies import Listing
         from repocontext.dockerfile.shell import files_to_read
 
-        paths = Listing(sorted(r.path for r in ctx.files))
+        paths = _listing(ctx)
         for record in dockerfiles:
             parsed = _parsed(ctx, record, self.slot)
             if parsed is None:
                 continue
-            for used in files_to_read(parsed[0], record.path, paths):
+            for used in files_to_read(parsed[0], record.path, paths, _copied(ctx, record, parsed[0])):
                 found = ctx.record(used)
                 digest.update(f"{used}\0{found.sha if found else ''}\0".encode())
         return digest.hexdigest()
@@ -100,10 +102,9 @@ class ContainersProbe(PerFileProbe):
     def _dockerfiles(self, ctx: ProbeContext, dockerfiles: list[FileRecord], results: dict[str, Any],
                      result: Containers, diagnostics: list[Diagnostic]) -> None:
         """The Dockerfiles in index order, with the evidence of their final images."""
-        from repocontext.dockerfile.copies import Listing
         from repocontext.dockerfile.shell import evidence
 
-        paths = Listing(sorted(r.path for r in ctx.files))
+        paths = _listing(ctx)
         for record in dockerfiles:
             path = record.path
             found = (results.get(path) or {}).get("dockerfile")
@@ -114,7 +115,7 @@ class ContainersProbe(PerFileProbe):
             dockerfile = Dockerfile.model_validate(found["parsed"])
             diagnostics += [self.diagnostic(message, path, line) for line, message in found["problems"]]
             result.dockerfiles.append(dockerfile)
-            result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text)
+            result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text, _copied(ctx, record, dockerfile))
 
     def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
                         previous_diagnostics: Sequence[Diagnostic] = (),
@@ -145,6 +146,26 @@ def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfil
 
 
 _MISSING = object()
+
+
+def _listing(ctx: ProbeContext) -> Listing:
+    """Every indexed path, sorted, for matching COPY sources: built once per gather."""
+    from repocontext.dockerfile.copies import Listing
+
+    if "containers-listing" not in ctx.memo:
+        ctx.memo["containers-listing"] = Listing(sorted(r.path for r in ctx.files))
+    return ctx.memo["containers-listing"]  # type: ignore[no-any-return]
+
+
+def _copied(ctx: ProbeContext, record: FileRecord, dockerfile: Dockerfile) -> list[Copied]:
+    """What the Dockerfile at `record` copies into its final image, once per gather: the fingerprint and the
+    evidence both need it, and a `COPY . /app` matches every file of the repository (8,000 at a time)."""
+    from repocontext.dockerfile.copies import copied_files
+
+    key = f"containers-copied:{record.path}\0{record.sha}"
+    if key not in ctx.memo:
+        ctx.memo[key] = copied_files(dockerfile, record.path, _listing(ctx))
+    return ctx.memo[key]  # type: ignore[no-any-return]
 
 
 def _cached_parse(ctx: ProbeContext, record: FileRecord, slot: str) -> Any:
