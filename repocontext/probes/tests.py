@@ -46,6 +46,7 @@ class _Sites:
     def __init__(self, call_sites: Mapping[str, Any], tests: set[str]) -> None:
         self.by_file: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # non-test file → [(group, site)]
         self.imported_by: dict[str, set[str]] = {}  # test file → third-party groups it imports
+        self._in_file: dict[str, list[tuple[str, str]]] = {}
         for key, group in call_sites.items():
             if not isinstance(group, Mapping) or group.get("first_party"):
                 continue
@@ -61,8 +62,13 @@ class _Sites:
                     self.imported_by.setdefault(file, set()).add(key)
 
     def in_file(self, path: str) -> list[tuple[str, str]]:
-        """[(group, "file:line")] for the third-party sites in a non-test file."""
-        return [(key, f"{site['file']}:{site['line']}") for key, site in self.by_file.get(path, ())]
+        """[(group, "file:line")] for the third-party sites in a non-test file (made once per file: many tests
+        reach the same module)."""
+        found = self._in_file.get(path)
+        if found is None:
+            found = self._in_file[path] = [(key, f"{site['file']}:{site['line']}")
+                                           for key, site in self.by_file.get(path, ())]
+        return found
 
     def imported(self, path: str) -> Iterable[str]:
         return self.imported_by.get(path, ())

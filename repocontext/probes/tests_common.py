@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from repocontext.callsites import go, js, testfiles
@@ -43,6 +44,7 @@ def directory(path: str) -> str:
     return path.rpartition("/")[0]
 
 
+@lru_cache(maxsize=1 << 16)  # a site is covered by every test reaching its file: asked thousands of times
 def site_order(where: str) -> tuple[str, int]:
     path, _, line = where.rpartition(":")
     return path, int(line)
@@ -85,6 +87,17 @@ class Resolver:
 
     def __init__(self, ctx: ProbeContext) -> None:
         self.ctx = ctx
+        self._by_symbol: dict[str, frozenset[str]] = {}
+
+    def _symbol_files(self, symbol: str) -> frozenset[str]:
+        """The files any prefix of a dotted symbol names (`a.b.c`: a.b.c, a.b, a), once per symbol: the
+        tests of a suite use the same symbols over and over."""
+        found = self._by_symbol.get(symbol)
+        if found is None:
+            parts = symbol.split(".")
+            found = self._by_symbol[symbol] = frozenset(
+                file for end in range(len(parts), 0, -1) for file in self.files_named(".".join(parts[:end])))
+        return found
 
     def files_named(self, name: str) -> Iterable[str]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -101,9 +114,7 @@ class Resolver:
 
     def _python(self, test: TestFile) -> None:
         for site in test.scan.sites:
-            parts = site.symbol.split(".")
-            for end in range(len(parts), 0, -1):
-                test.targets.update(self.files_named(".".join(parts[:end])))
+            test.targets.update(self._symbol_files(site.symbol))
         test.modules = sorted({m for m in test.scan.imports if m.partition(".")[0] not in sys.stdlib_module_names})
 
     def _js(self, test: TestFile) -> None:
