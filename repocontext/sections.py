@@ -10,7 +10,7 @@ hold their None, [] or {} default (a model with custom serialization always goes
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, get_origin
+from typing import Any, get_args, get_origin
 
 import orjson
 from pydantic import BaseModel, TypeAdapter
@@ -21,6 +21,29 @@ from repocontext.model import RepoContext
 @cache
 def adapter(section: str) -> TypeAdapter[Any]:
     return TypeAdapter(RepoContext.model_fields[section].annotation)
+
+
+def build_all() -> None:
+    """Build every model's schema and every section's adapter now, as before defer_build: the daemon does
+    before it forks, so the commands it runs pay for none of them."""
+    for model in _models(RepoContext):
+        model.model_rebuild()
+    for section in RepoContext.model_fields:
+        adapter(section)
+
+
+def _models(model: type[BaseModel]) -> set[type[BaseModel]]:
+    """`model` and every model its fields can hold."""
+    found = {model}
+    for field in model.model_fields.values():
+        for inner in _types(field.annotation):
+            if isinstance(inner, type) and issubclass(inner, BaseModel) and inner not in found:
+                found |= _models(inner)
+    return found
+
+
+def _types(annotation: Any) -> list[Any]:
+    return [annotation, *(t for arg in get_args(annotation) for t in _types(arg))]
 
 
 def _empty(value: Any) -> bool:

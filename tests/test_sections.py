@@ -37,3 +37,12 @@ def test_anything_else_goes_through_the_adapter() -> None:
                                          "deployments": []})
     assert sections.validate("containers", {"dockerfiles": [], "shell_evidence": [], "deployment_manifests": [],
                                             "deployments": []}) == Containers()
+
+
+def test_build_all_leaves_no_model_to_build_on_first_use() -> None:
+    from repocontext import model
+
+    sections.build_all()
+    models = [m for m in vars(model).values() if isinstance(m, type) and issubclass(m, model._Model)]
+    assert [m.__name__ for m in models if not m.__pydantic_complete__] == ["_Model", "_Sparse"]
+    assert sections.adapter.cache_info().currsize == len(RepoContext.model_fields)
