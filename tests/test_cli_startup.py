@@ -108,6 +108,8 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
                                                                       make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
     done, modules = through_entry("gather", str(repo), "--json")
+    # It exits without the interpreter's teardown, yet as it would: its whole output, the atexit handler's
+    # module list, the status.
     assert done.returncode == 0 and json.loads(done.stdout)["meta"]["root"] == str(repo.resolve())
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
     # pydantic's plugin loader (importlib.metadata) is a stand-in while plugins are disabled, the default; a

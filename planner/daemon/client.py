@@ -8,13 +8,14 @@ yourself), or `pid N` and, when the command is done, `exit CODE`.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
 import socket
 import struct
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from planner.daemon.address import IN_PROCESS, MODE_ENV, project_root, socket_path
 from repocontext.home import make_private
@@ -146,6 +147,18 @@ def start_in_background(idle: float | None = None) -> None:
                      cwd=project_root())
 
 
+def exit_now(code: int) -> NoReturn:
+    """Exit as the interpreter would (atexit handlers, then the streams flushed), without its teardown of every
+    module and object: ~30 ms of a small repository's gather, whose results are all on disk by then."""
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - e.g. a closed pipe: the interpreter's own exit reports it as ever
+        sys.exit(code)
+    os._exit(code)
+
+
 def main() -> None:
     make_private()  # before anything is created, here or in the daemon this starts
     code = forward(sys.argv[1:])
@@ -153,6 +166,8 @@ def main() -> None:
         from planner.cli.gather import fast
 
         code = fast(sys.argv[2:])
+        if code is not None:
+            exit_now(code)
     if code is None:
         from planner.cli import main as run_here
 
