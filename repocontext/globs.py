@@ -98,6 +98,7 @@ def match(pattern: str, path: str) -> bool:
 
 
 _MAGIC = re.compile(r"[*?\[{]")
+_SPECIAL = re.compile(r"[*?\[{}]|^\*\*$")  # what makes a name segment more than a literal ("}" alone is an error)
 
 
 class PathIndex:
@@ -119,9 +120,11 @@ class PathIndex:
                 bucket.append(path)
 
     def match(self, pattern: str) -> list[str]:
-        compiled = _compile(pattern)
         parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
         last = parts[-1] if parts else "**"
+        if all(p == "**" for p in parts[:-1]) and not _SPECIAL.search(last):
+            return list(self.by_name.get(last, ()))  # a plain name at any depth: no regex (half a gather's globs)
+        compiled = _compile(pattern)
         if parts == ["**"]:
             return list(self.paths)
         if last == "**":
