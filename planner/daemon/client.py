@@ -9,6 +9,7 @@ yourself), or `pid N` and, when the command is done, `exit CODE`.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import signal
@@ -163,11 +164,15 @@ def main() -> None:
     make_private()  # before anything is created, here or in the daemon this starts
     code = forward(sys.argv[1:])
     if code is None and sys.argv[1:2] == ["gather"]:
+        # No cyclic GC in this short-lived process: collections would walk the heap the imports build again
+        # and again (~10-15 ms), and the gather itself pauses the collector anyway (parallel.gc_paused).
+        gc.disable()
         from planner.cli.gather import fast
 
         code = fast(sys.argv[2:])
         if code is not None:
             exit_now(code)
+        gc.enable()  # typer runs it after all
     if code is None:
         from planner.cli import main as run_here
 
