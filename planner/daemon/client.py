@@ -13,19 +13,23 @@ import gc
 import json
 import os
 import signal
-import socket
 import struct
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from planner.daemon.address import IN_PROCESS, MODE_ENV, project_root, socket_path
 from repocontext.home import make_private
+
+if TYPE_CHECKING:
+    import socket
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def connect(timeout: float | None = None) -> socket.socket | None:
     """A connection to this checkout's daemon, or None when none is listening."""
+    import socket  # here: PLANNER_DAEMON=off never connects
+
     path = socket_path()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -38,6 +42,8 @@ def connect(timeout: float | None = None) -> socket.socket | None:
 
 
 def send(sock: socket.socket, header: dict[str, Any], fds: list[int]) -> None:
+    import socket
+
     payload = json.dumps(header).encode()
     socket.send_fds(sock, [struct.pack("!Q", len(payload))], fds)
     sock.sendall(payload)
