@@ -5,8 +5,8 @@ plain pydantic models so the whole snapshot round-trips through JSON, and
 TCCM keys address it as dotted paths over that JSON.
 """
 
-# No `from __future__ import annotations`: pydantic would evaluate ~200 annotation strings (a compile each) at
-# import, half the models' build time; every name an annotation uses is defined above it.
+# No `from __future__ import annotations`: pydantic would evaluate ~200 annotation strings (a compile each) when
+# it creates the classes, about half of their creation time; every name an annotation uses is defined above it.
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer

@@ -2,7 +2,7 @@
 
 A section that holds its empty default (no Dockerfile, no findings, no tests: most of a small repository's
 snapshot) is validated and dumped without an adapter: building one builds the schemas of every model the
-section can hold (a Dockerfile's are a dozen), which cost more than the small repository's whole run.
+section can hold (a Dockerfile's are a dozen): several milliseconds of a small repository's gather.
 The result and the bytes are those the adapter gives: an empty list or dict, or a model whose fields all
 hold their None, [] or {} default (a model with custom serialization always goes through its adapter).
 """
