@@ -3,7 +3,6 @@ the check against what a task class accepts."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -39,6 +38,8 @@ def check_inputs(tccm: TCCM, given: Mapping[str, str]) -> None:
     for name, value in given.items():
         spec = accepted.get(name)
         if spec is None:
+            import difflib  # only for the hint: a gather imports this module and never gets here
+
             near = difflib.get_close_matches(name, list(accepted), n=1, cutoff=0.6)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise PlannerError(f"task class {tccm.task_class} does not accept input {name!r}{hint}; "

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, TypeAdapter
 
+from repocontext import sections
 from repocontext.lazyjson import LAZY, LazyMember, plain
 from repocontext.model import RepoContext
 from repocontext.parts import LazyContext, digest
@@ -26,9 +27,6 @@ SPLIT_CHARS = 256 * 1024
 CHUNK = 256
 COLUMNS_MIN = 512  # a list of flat records at least this long is stored by columns
 SUMMARY_FIELDS = ("aliases",)  # answered from the manifest: alias lookups must not read every member
-
-_SECTION_JSON = {name: TypeAdapter(field.annotation) for name, field in RepoContext.model_fields.items()}
-
 
 @cache
 def _field_json(model: type[BaseModel], field: str) -> TypeAdapter[Any]:
@@ -57,7 +55,7 @@ class Encoded:
 
 
 def encode_section(out: Encoded, name: str, value: Any) -> None:
-    data = _SECTION_JSON[name].dump_json(value)
+    data = sections.dump_json(name, value)
     if isinstance(value, list) and len(value) >= COLUMNS_MIN and _flat_rows(value):
         columns = {field: [getattr(row, field) for row in value] for field in type(value[0]).model_fields}
         out.sections[name] = {"part": out.add_part(orjson.dumps(columns)), "columns": len(value),
@@ -156,7 +154,7 @@ def encode_carried(out: Encoded, name: str, value: Any, previous: LazyContext, c
         sizes = sum(_key_chars(key) + 1 + spec["bytes"] for key, spec in members.items())
         out.sections[name] = {"split": members, "bytes": 2 + sizes + max(len(members) - 1, 0)}
         return
-    encode_section(out, name, _SECTION_JSON[name].validate_python(plain(value)))
+    encode_section(out, name, sections.validate(name, plain(value)))
 
 
 @cache

@@ -13,14 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from repocontext import budget, parallel, secrets_scan
 from repocontext.index import FileIndex, build_index
 from repocontext.model import Denied, Diagnostic, FileRecord, Meta, ProbeRun, RepoContext
 from repocontext.paths import repo_id
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
 from repocontext.probes import ALL_PROBES
+from repocontext.sections import validate as validate_section
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -144,15 +143,6 @@ def snapshot_meta(root: Path, index: FileIndex, runs: dict[str, ProbeRun]) -> Me
                 gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs)
 
 
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
-
-
-def _adapter(section: str) -> TypeAdapter[Any]:
-    if section not in _ADAPTERS:
-        _ADAPTERS[section] = TypeAdapter(RepoContext.model_fields[section].annotation)
-    return _ADAPTERS[section]
-
-
 def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], diagnostics: list[Diagnostic],
               meta: Meta) -> RepoContext:
     """The RepoContext, validating only the probe-made sections: the file index and denials (`indexed`:
@@ -164,7 +154,7 @@ def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], d
     if not set(sections) <= set(RepoContext.model_fields):  # an undeclared section: fail as validation does
         return RepoContext.model_validate({**data, "diagnostics": [d.model_dump() for d in diagnostics],
                                            "meta": meta.model_dump()})
-    values = {key: _adapter(key).validate_python(value) for key, value in sections.items()}
+    values = {key: validate_section(key, value) for key, value in sections.items()}
     return RepoContext.model_construct(**kept, **values, meta=meta, diagnostics=diagnostics)
 
 

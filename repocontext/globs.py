@@ -98,6 +98,7 @@ def match(pattern: str, path: str) -> bool:
 
 
 _MAGIC = re.compile(r"[*?\[{]")
+_SPECIAL = re.compile(r"[*?\[{}]|^\*\*$")  # what makes a name segment more than a literal ("}" alone is an error)
 
 
 class PathIndex:
@@ -119,19 +120,26 @@ class PathIndex:
                 bucket.append(path)
 
     def match(self, pattern: str) -> list[str]:
-        compiled = _compile(pattern)
+        # Each regex is compiled only when needed (compiling is most of a small gather's matching).
         parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
         last = parts[-1] if parts else "**"
+        anywhere = all(p == "**" for p in parts[:-1])  # no directory part but `**`
+        if anywhere and not _SPECIAL.search(last):
+            return list(self.by_name.get(last, ()))  # a plain name at any depth: no regex (half a gather's globs)
         if parts == ["**"]:
             return list(self.paths)
         if last == "**":
+            compiled = _compile(pattern)
             return [p for p in self.paths if compiled.match(p)]  # any name: scan everything
         if not _MAGIC.search(last):
+            if "}" in last:
+                _compile(last)  # a "}" without "{": refused as _compile refuses it
             candidates = list(self.by_name.get(last, ()))
         else:
-            name_rx = _compile(last) if len(parts) > 1 else compiled
+            name_rx = _compile(last if len(parts) > 1 else pattern)
             candidates = sorted(path for name, bucket in self.by_name.items() if name_rx.match(name)
                                 for path in bucket)
-        if any(p != "**" for p in parts[:-1]):  # directory parts: checked on the few paths with that name
+        if not anywhere:  # directory parts: checked on the few paths with that name
+            compiled = _compile(pattern)
             return sorted(p for p in candidates if compiled.match(p))
         return candidates

@@ -5,8 +5,8 @@ plain pydantic models so the whole snapshot round-trips through JSON, and
 TCCM keys address it as dotted paths over that JSON.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic would evaluate ~200 annotation strings (a compile each) when
+# it creates the classes, about half of their creation time; every name an annotation uses is defined above it.
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -31,8 +31,22 @@ SECTIONS: tuple[str, ...] = (
 )
 
 
+def _list() -> list[Any]:
+    return []
+
+
+def _dict() -> dict[str, Any]:
+    return {}
+
+
+# The fields' default factories are the two functions above, not the builtins list and dict: pydantic inspects
+# a factory's signature, and a builtin's is parsed from its text by tokenize (~8 ms of a small gather's models).
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    # Built on first use: a gather of a small repository never validates or dumps most of them (Dockerfiles,
+    # findings, tests), and building every schema at import was more than half of the models' import.
+    model_config = ConfigDict(extra="forbid", frozen=False, defer_build=True)
 
 
 class _Sparse(_Model):
@@ -60,7 +74,7 @@ class Meta(_Model):
     dirty: bool = False
     gathered_at: str = ""
     schema_version: int = SCHEMA_VERSION
-    probes: dict[str, ProbeRun] = Field(default_factory=dict)
+    probes: dict[str, ProbeRun] = Field(default_factory=_dict)
 
 
 class FileRecord(_Model):
@@ -81,8 +95,8 @@ class BuildSystem(_Model):
 
 
 class Build(_Model):
-    systems: list[BuildSystem] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)
+    systems: list[BuildSystem] = Field(default_factory=_list)
+    files: list[str] = Field(default_factory=_list)
 
 
 class Manifest(_Model):
@@ -96,8 +110,8 @@ class Manifest(_Model):
 
 
 class Manifests(_Model):
-    manifests: list[Manifest] = Field(default_factory=list)
-    lockfiles: list[Manifest] = Field(default_factory=list)
+    manifests: list[Manifest] = Field(default_factory=_list)
+    lockfiles: list[Manifest] = Field(default_factory=_list)
 
 
 class Dependency(_Sparse):
@@ -106,14 +120,14 @@ class Dependency(_Sparse):
     version: str | None = None  # exact version when pinned or locked
     constraint: str | None = None  # the declared specifier, as written
     direct: bool = True
-    path: list[str] = Field(default_factory=list)  # direct dep → … → this one; empty for direct or unknown
+    path: list[str] = Field(default_factory=_list)  # direct dep → … → this one; empty for direct or unknown
     dev: bool = False
     file: str
     line: int | None = None
     # "constraint": from a pip constraints file (-c); such entries cap versions but are never direct.
     kind: Literal["manifest", "constraint", "lockfile"] = "manifest"
     section: str | None = None  # where it is declared: "project.dependencies", "devDependencies", "require", ...
-    extras: list[str] = Field(default_factory=list)
+    extras: list[str] = Field(default_factory=_list)
     markers: str | None = None  # PEP 508 environment markers (as normalised by `packaging`)
     source: str | None = None  # non-registry origin: URL, VCS, local path, or a go.mod `replace` target
     checksummed: bool | None = None  # Go only: go.sum holds a hash for name@version; None when not applicable
@@ -148,19 +162,19 @@ class Finding(_Model):
     """One advisory affecting one installed package version."""
 
     id: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=_list)
     package: str
     ecosystem: str
     installed_version: str
-    fixed: list[str] = Field(default_factory=list)  # fixes of the interval containing installed_version
+    fixed: list[str] = Field(default_factory=_list)  # fixes of the interval containing installed_version
     severity: str | None = None  # "CRITICAL"/"HIGH"/"MODERATE"/…, else the CVSS vector
     summary: str | None = None
     direct: bool = True
-    files: list[str] = Field(default_factory=list)  # "path:line" of the declarations
+    files: list[str] = Field(default_factory=_list)  # "path:line" of the declarations
     cvss: str | None = None  # CVSS vector string, when the advisory has one
     score: float | None = None  # CVSS v3 base score computed from `cvss`
-    affected_ranges: list[str] = Field(default_factory=list)  # containing intervals, e.g. ">=3.2, <3.2.20"
-    all_fixed: list[str] = Field(default_factory=list)  # every fixed version the advisory names for the package
+    affected_ranges: list[str] = Field(default_factory=_list)  # containing intervals, e.g. ">=3.2, <3.2.20"
+    all_fixed: list[str] = Field(default_factory=_list)  # every fixed version the advisory names for the package
     remedy: FixChoice | None = None  # the upgrade that clears every advisory on this package@version
     # Packages / path.Symbol names the record scopes itself to (Go `imports`, `affected_functions`); stored
     # only when the record names any (repocontext/osv/scope.py)
@@ -206,7 +220,7 @@ class CommandSpec(_Model):
     line: int
     form: Literal["shell", "exec"]
     value: str  # the argument text as written (JSON text for the exec form)
-    args: list[str] = Field(default_factory=list)  # argv Docker runs: exec list, or SHELL + [command]
+    args: list[str] = Field(default_factory=_list)  # argv Docker runs: exec list, or SHELL + [command]
 
 
 class BaseImage(_Model):
@@ -223,7 +237,7 @@ class BaseImage(_Model):
     digest: str | None = None
     stage_ref: bool = False  # FROM refers to an earlier stage
     resolved: str | None = None  # raw with global ARG defaults substituted; None when that is impossible
-    unresolved_args: list[str] = Field(default_factory=list)  # ARG names with no known value
+    unresolved_args: list[str] = Field(default_factory=_list)  # ARG names with no known value
     repository: str | None = None
     normalized: str | None = None
     scratch: bool = False
@@ -238,9 +252,9 @@ class Instruction(_Model):
     end_line: int = 0  # last physical line, inclusive (heredoc terminators included)
     keyword_raw: str = ""  # as written ("from", "Run")
     raw: str = ""  # exact source: every physical line, embedded comments and heredoc bodies included
-    flags: list[InstructionFlag] = Field(default_factory=list)
-    args: list[str] = Field(default_factory=list)  # exec form: the JSON strings; otherwise quote-aware words
-    heredocs: list[Heredoc] = Field(default_factory=list)
+    flags: list[InstructionFlag] = Field(default_factory=_list)
+    args: list[str] = Field(default_factory=_list)  # exec form: the JSON strings; otherwise quote-aware words
+    heredocs: list[Heredoc] = Field(default_factory=_list)
 
 
 class Stage(_Model):
@@ -255,17 +269,17 @@ class Stage(_Model):
     base: BaseImage
     user: str | None = None
     workdir: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    expose: list[str] = Field(default_factory=list)
-    packages: list[InstalledPackage] = Field(default_factory=list)
-    instructions: list[Instruction] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=_dict)
+    expose: list[str] = Field(default_factory=_list)
+    packages: list[InstalledPackage] = Field(default_factory=_list)
+    instructions: list[Instruction] = Field(default_factory=_list)
     end_line: int = 0
-    args: dict[str, str | None] = Field(default_factory=dict)  # stage ARGs; None when without default
+    args: dict[str, str | None] = Field(default_factory=_dict)  # stage ARGs; None when without default
     shell: list[str] = Field(default_factory=lambda: ["/bin/sh", "-c"])
     cmd: CommandSpec | None = None
     entrypoint: CommandSpec | None = None
-    depends_on: list[int] = Field(default_factory=list)  # stages used by FROM, COPY --from, RUN --mount from=
-    copy_from_images: list[str] = Field(default_factory=list)  # external images named by COPY --from
+    depends_on: list[int] = Field(default_factory=_list)  # stages used by FROM, COPY --from, RUN --mount from=
+    copy_from_images: list[str] = Field(default_factory=_list)  # external images named by COPY --from
 
 
 class Dockerfile(_Model):
@@ -273,12 +287,12 @@ class Dockerfile(_Model):
     `instructions` in line order gives back the file exactly (see repocontext.dockerfile.render)."""
 
     path: str
-    stages: list[Stage] = Field(default_factory=list)
-    directives: dict[str, str] = Field(default_factory=dict)  # lower-cased name → value
+    stages: list[Stage] = Field(default_factory=_list)
+    directives: dict[str, str] = Field(default_factory=_dict)  # lower-cased name → value
     escape: str = "\\"
-    global_args: dict[str, str | None] = Field(default_factory=dict)  # ARGs before the first FROM
-    preamble: list[Instruction] = Field(default_factory=list)  # instructions before the first FROM
-    trivia: list[Trivia] = Field(default_factory=list)
+    global_args: dict[str, str | None] = Field(default_factory=_dict)  # ARGs before the first FROM
+    preamble: list[Instruction] = Field(default_factory=_list)  # instructions before the first FROM
+    trivia: list[Trivia] = Field(default_factory=_list)
     final_stage: int | None = None
 
 
@@ -298,15 +312,15 @@ class ShellEvidence(_Model):
 class DeploymentManifest(_Model):
     path: str
     format: Literal["compose", "kubernetes"]
-    kinds: list[str] = Field(default_factory=list)  # Kubernetes kinds, or compose service names
-    images: list[str] = Field(default_factory=list)  # image: values, sorted, unique
+    kinds: list[str] = Field(default_factory=_list)  # Kubernetes kinds, or compose service names
+    images: list[str] = Field(default_factory=_list)  # image: values, sorted, unique
 
 
 class Containers(_Model):
-    dockerfiles: list[Dockerfile] = Field(default_factory=list)
-    shell_evidence: list[ShellEvidence] = Field(default_factory=list)
-    deployment_manifests: list[str] = Field(default_factory=list)
-    deployments: list[DeploymentManifest] = Field(default_factory=list)
+    dockerfiles: list[Dockerfile] = Field(default_factory=_list)
+    shell_evidence: list[ShellEvidence] = Field(default_factory=_list)
+    deployment_manifests: list[str] = Field(default_factory=_list)
+    deployments: list[DeploymentManifest] = Field(default_factory=_list)
 
 
 class CallSite(_Model):
@@ -321,30 +335,30 @@ class CallSiteGroup(_Model):
     """Call sites of one imported top-level module (npm package, Go module)."""
 
     module: str
-    aliases: list[str] = Field(default_factory=list)  # distribution names that provide it (PEP 503-normalised)
+    aliases: list[str] = Field(default_factory=_list)  # distribution names that provide it (PEP 503-normalised)
     first_party: bool = False  # the repository's own module
-    sites: list[CallSite] = Field(default_factory=list)
+    sites: list[CallSite] = Field(default_factory=_list)
 
 
 class TestFile(_Model):
     __test__ = False  # not a pytest class
     path: str
     framework: str  # "pytest" | "unittest" | "jest" | "vitest" | "node:test" | "go"
-    modules: list[str] = Field(default_factory=list)  # non-standard modules it imports (JS: resolved repo paths)
-    covers: list[str] = Field(default_factory=list)  # "file:line" third-party call sites it exercises
+    modules: list[str] = Field(default_factory=_list)  # non-standard modules it imports (JS: resolved repo paths)
+    covers: list[str] = Field(default_factory=_list)  # "file:line" third-party call sites it exercises
 
 
 class Tests(_Model):
     __test__ = False
-    files: list[TestFile] = Field(default_factory=list)
-    by_module: dict[str, list[str]] = Field(default_factory=dict)  # module → test paths
+    files: list[TestFile] = Field(default_factory=_list)
+    by_module: dict[str, list[str]] = Field(default_factory=_dict)  # module → test paths
 
 
 class Conventions(_Model):
-    formatters: list[str] = Field(default_factory=list)
-    linters: list[str] = Field(default_factory=list)  # type checkers (mypy, pyright) included
-    sources: dict[str, list[str]] = Field(default_factory=dict)  # tool → files that configure it
-    ci: list[str] = Field(default_factory=list)
+    formatters: list[str] = Field(default_factory=_list)
+    linters: list[str] = Field(default_factory=_list)  # type checkers (mypy, pyright) included
+    sources: dict[str, list[str]] = Field(default_factory=_dict)  # tool → files that configure it
+    ci: list[str] = Field(default_factory=_list)
     test_command: str | None = None
     test_command_source: str | None = None
     codeowners: str | None = None
@@ -365,15 +379,15 @@ class Diagnostic(_Model):
 
 class RepoContext(_Model):
     meta: Meta
-    files: list[FileRecord] = Field(default_factory=list)
-    languages: dict[str, LanguageStat] = Field(default_factory=dict)
+    files: list[FileRecord] = Field(default_factory=_list)
+    languages: dict[str, LanguageStat] = Field(default_factory=_dict)
     build: Build = Field(default_factory=Build)
     manifests: Manifests = Field(default_factory=Manifests)
-    dependencies: dict[str, list[Dependency]] = Field(default_factory=dict)
-    vulnerabilities: dict[str, Finding] = Field(default_factory=dict)
+    dependencies: dict[str, list[Dependency]] = Field(default_factory=_dict)
+    vulnerabilities: dict[str, Finding] = Field(default_factory=_dict)
     containers: Containers = Field(default_factory=Containers)
-    call_sites: dict[str, CallSiteGroup] = Field(default_factory=dict)
+    call_sites: dict[str, CallSiteGroup] = Field(default_factory=_dict)
     tests: Tests = Field(default_factory=Tests)
     conventions: Conventions = Field(default_factory=Conventions)
-    denied: list[Denied] = Field(default_factory=list)
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    denied: list[Denied] = Field(default_factory=_list)
+    diagnostics: list[Diagnostic] = Field(default_factory=_list)

@@ -11,7 +11,6 @@ threads (a forked child can deadlock on a lock another thread held at the fork).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -43,6 +42,9 @@ def default_workers() -> int:
 
 
 def can_fork() -> bool:
+    # Imported here: a small repository's gather never forks, and multiprocessing costs it ~3 ms to import.
+    import multiprocessing
+
     # A daemonic process (a multiprocessing pool's worker) may not have children of its own.
     return ("fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
             and not multiprocessing.current_process().daemon)
@@ -87,6 +89,8 @@ def map_ordered(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
     """
     if not pays(workers, len(items), seconds):
         return [func(item) for item in items]
+    import multiprocessing
+
     global _job
     _job = (func, items)
     try:

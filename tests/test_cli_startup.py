@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 HEAVY = ("langgraph", "langchain", "langchain_core", "langsmith", "celery", "kombu", "tree_sitter_go",
@@ -107,8 +108,15 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
                                                                       make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
     done, modules = through_entry("gather", str(repo), "--json")
+    # It exits without the interpreter's teardown, yet as it would: its whole output, the atexit handler's
+    # module list, the status.
     assert done.returncode == 0 and json.loads(done.stdout)["meta"]["root"] == str(repo.resolve())
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
+    # pydantic's plugin loader (importlib.metadata) is a stand-in while plugins are disabled, the default; a
+    # small repository's files are read in this process (no multiprocessing); no INI file to read, no input's
+    # name to suggest; with PLANNER_DAEMON=off no socket to a daemon
+    unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket"}
+    assert not modules & unneeded, modules & unneeded
     summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
     assert summary.returncode == 2 and summary.stderr.startswith("error: ") and "typer" not in modules
     missing, _ = through_entry("gather", str(repo / "nope"), "--json")  # the fast path's errors are the CLI's
@@ -118,3 +126,22 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
     assert helped.returncode == 0 and "--advisories" in helped.stdout and "typer" in modules
     typo, _ = through_entry("gather", str(repo), "--jsn")
     assert typo.returncode == 2 and "--jsn" in typo.stderr  # typer's usage error, as before
+
+
+def test_pydantic_plugins_load_when_the_user_asks_for_them(home: Path, make_repo: Callable[..., Path],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n"})
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # set, but disabling none: pydantic's own loader looks
+    done, modules = through_entry("gather", str(repo), "--json")
+    assert done.returncode == 0 and "importlib.metadata" in modules
+
+
+def test_the_plugin_loader_stand_in_answers_as_pydantic_does_when_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic.plugin import _loader
+
+    from planner.cli.gather import PLUGIN_LOADER, without_pydantic_plugins
+
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    monkeypatch.delitem(sys.modules, PLUGIN_LOADER)
+    without_pydantic_plugins()
+    assert sys.modules[PLUGIN_LOADER].get_plugins() == tuple(_loader.get_plugins()) == ()

@@ -55,6 +55,14 @@ def test_bad_globs_are_refused(pattern: str) -> None:
     "**", "**/*.py", "src/**/*.py", "src/*/mod.py", "tests/**", "**/unit/*.py", "svc/Dockerfile*", "*.md",
     "docs/index.md", "a/**/d.go", "**/requirements/*.txt", "scripts/*entrypoint.sh", "weird name [[]1].txt",
     "config/.env*", "x/**/nothing.py",
+    # plain names at any depth are looked up without a regex
+    "Dockerfile", "**/Dockerfile", "./README.md", " d.go ", "**/**/mod.py", "**/missing.txt", "weird]name.txt",
 ])
 def test_the_index_matches_exactly_what_a_scan_matches(pattern: str) -> None:
     assert PathIndex(PATHS).match(pattern) == [p for p in PATHS if match(pattern, p)]
+
+
+def test_a_malformed_name_is_refused_by_the_index_too() -> None:
+    for pattern in ("**/a}b", "a}b", "src/a}b", "src/a{b", "a{b/*.py", "**/[ab"):
+        with pytest.raises(GlobError):
+            PathIndex(PATHS).match(pattern)

@@ -84,7 +84,7 @@ class ContainersProbe(PerFileProbe):
 
     def combine(self, ctx: ProbeContext, results: dict[str, Any]) -> ProbeOutput:
         diagnostics: list[Diagnostic] = []
-        result = Containers()
+        result = Containers.model_construct()  # not validated: validating builds every Dockerfile model's schema
         dockerfiles = ctx.matching(DOCKERFILE_GLOBS)
         if dockerfiles:
             self._dockerfiles(ctx, dockerfiles, results, result, diagnostics)
@@ -97,7 +97,7 @@ class ContainersProbe(PerFileProbe):
             diagnostics += [self.diagnostic(message, file, line) for file, line, message in found["problems"]]
         result.deployment_manifests = sorted(d.path for d in result.deployments)
         result.shell_evidence.sort(key=lambda e: (e.file, e.line, e.kind, e.detail))
-        return ProbeOutput(values={"containers": result.model_dump()}, diagnostics=diagnostics)
+        return ProbeOutput(values={"containers": _as_json(result)}, diagnostics=diagnostics)
 
     def _dockerfiles(self, ctx: ProbeContext, dockerfiles: list[FileRecord], results: dict[str, Any],
                      result: Containers, diagnostics: list[Diagnostic]) -> None:
@@ -131,6 +131,13 @@ class ContainersProbe(PerFileProbe):
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
                    level: str = "warning") -> Diagnostic:
         return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
+
+
+def _as_json(result: Containers) -> dict[str, Any]:
+    """`result.model_dump()`; for a repository without containers, without building its models' schemas."""
+    if any(getattr(result, name) for name in Containers.model_fields):
+        return result.model_dump()
+    return {name: [] for name in Containers.model_fields}
 
 
 def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfile, list[tuple[int | None, str]]] | None:

@@ -18,7 +18,6 @@ CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 
 from __future__ import annotations
 
-import configparser
 import re
 import tomllib
 from typing import Any
@@ -204,6 +203,8 @@ class ConventionsProbe(Probe):
         return data if isinstance(data, dict) else {}
 
     def _sections(self, text: str, path: str, found: _Found | None) -> dict[str, dict[str, str]]:
+        import configparser  # here: most repositories have no setup.cfg or tox.ini to read
+
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         try:
             parser.read_string(text, source=path)
