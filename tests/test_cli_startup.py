@@ -115,7 +115,7 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
     # pydantic's plugin loader (importlib.metadata) is a stand-in while plugins are disabled, the default; a
     # small repository's files are read in this process (no multiprocessing); no INI file to read, no input's
     # name to suggest; with PLANNER_DAEMON=off no socket to a daemon
-    unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket"}
+    unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket", "importlib.resources"}
     assert not modules & unneeded, modules & unneeded
     summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
     assert summary.returncode == 2 and summary.stderr.startswith("error: ") and "typer" not in modules
