@@ -114,7 +114,7 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
     # pydantic's plugin loader (importlib.metadata) is a stand-in while plugins are disabled, the default; a
     # small repository's files are read in this process (no multiprocessing); no INI file to read, no input's
-    # name to suggest; with PLANNER_DAEMON=off no socket to a daemon
+    # name to suggest; with PLANNER_DAEMON=off no socket to a daemon; the secret rules are read beside their module
     unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket", "importlib.resources"}
     assert not modules & unneeded, modules & unneeded
     summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
