@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from repocontext.deps.common import (
     declared,
     exact_pep440,
@@ -55,3 +58,12 @@ def test_declared_and_grouping_are_deterministic() -> None:
                                                               ("npm", "p/package.json")]
     assert declared(deps) == {"b": False, "a": False}
     assert declared(deps[:1]) == {"b": True}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcXYZ019-_.~ é", max_size=16))
+def test_pypi_name_is_packagings_canonical_name(name: str) -> None:
+    """The PEP 503 normalisation is written here (packaging.utils imports packaging.tags and logging)."""
+    from packaging.utils import canonicalize_name
+
+    assert pypi_name(name) == canonicalize_name(name)

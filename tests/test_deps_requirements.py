@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from repocontext.deps.common import Parsed
-from repocontext.deps.requirements import include_closure, logical_lines, parse_requirements
+from repocontext.deps.requirements import include_closure, logical_lines, parse_file, parse_requirements
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -151,3 +151,12 @@ def test_continuations_and_comments_agree_with_pip() -> None:
     req_file = pytest.importorskip("pip._internal.req.req_file", reason="pip's own parser is not importable")
     pip_lines = list(req_file.ignore_comments(req_file.join_lines(enumerate(PIP_RULES.splitlines(), start=1))))
     assert logical_lines(PIP_RULES) == pip_lines
+
+
+def test_an_archive_requirement_is_named_by_its_file_name_or_reported() -> None:
+    text = ("https://example.org/pkgs/Some_Pkg-2.0.tar.gz\n./wheels/tool-1.2.0-py3-none-any.whl\n"
+            "./bad/not-a-wheel.whl\n")
+    parsed = parse_file("requirements.txt", text)
+    assert [(d.name, d.version, d.line) for d in parsed.deps] == [("some-pkg", "2.0", 1), ("tool", "1.2.0", 2)]
+    assert [(i.line, i.message) for i in parsed.issues] == [
+        (3, "unnamed URL/path/editable requirement not recorded: ./bad/not-a-wheel.whl")]

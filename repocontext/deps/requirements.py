@@ -17,8 +17,6 @@ import re
 from collections.abc import Collection
 from pathlib import PurePosixPath
 
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
-
 from repocontext.deps.common import Include, Issue, Parsed, Reader, is_dev_name, pep508, pypi_name
 from repocontext.deps.compiled import compile_header, is_hashed, mark_transitive, via_annotations
 from repocontext.model import Dependency
@@ -71,22 +69,27 @@ def _direct_reference(path: str, line: int, value: str, dev: bool, section: str 
     filename = value.split("#")[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]
     if egg:
         name = egg.group(1)
-    elif filename.endswith(".whl"):
-        try:
-            parsed_name, parsed_version, _, _ = parse_wheel_filename(filename)
-            name, version = str(parsed_name), str(parsed_version)
-        except InvalidWheelFilename:
-            pass
-    elif filename.endswith((".tar.gz", ".zip")):
-        try:
-            parsed_name, parsed_version = parse_sdist_filename(filename)
-            name, version = str(parsed_name), str(parsed_version)
-        except InvalidSdistFilename:
-            pass
+    elif filename.endswith((".whl", ".tar.gz", ".zip")):  # named by its file: packaging reads the name
+        name, version = _archive_name(filename)
     if name is None:
         return Issue(f"unnamed URL/path/editable requirement not recorded: {value}", path, line, "info")
     return Dependency(ecosystem="PyPI", name=pypi_name(name), version=version, file=path, line=line, dev=dev,
                       source=value, section=section)
+
+
+def _archive_name(filename: str) -> tuple[str | None, str | None]:
+    """(name, version) of a wheel or sdist file name, or (None, None) when it is not a valid one. packaging's
+    parsers are imported here: their module pulls in packaging.tags and logging, which few files need."""
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None, None
+    return str(name), str(version)
 
 
 def resolve_include(path: str, target: str) -> str | None:
