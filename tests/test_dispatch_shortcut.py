@@ -1,0 +1,133 @@
+"""A run with no work item is finished without LangGraph (planner/run/shortcut.py), and leaves the same record
+as a run of the graph: report, `--json` output, exit code, run store, provenance, the UI's state."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli, run_main
+from test_cli_startup import HEAVY, imported
+
+from planner.run import shortcut
+from planner.run.graph import build_graph
+from planner.store.runs import read_state
+
+ADVISORIES = Path(__file__).resolve().parent.parent / "examples" / "advisories"  # pyyaml, requests
+SAFE = {"requirements.txt": "requests==2.32.3\n", "app.py": "import requests\n"}  # nothing vulnerable
+VULNERABLE = {"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"}
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?")
+
+
+def test_the_shortcut_runs_the_graphs_nodes_in_the_graphs_order() -> None:
+    """HEAD + TAIL is the graph's path when `split` fans out nothing (`fan_out` goes to `join`)."""
+    edges = build_graph().get_graph().edges
+    following: dict[str, list[str]] = {}
+    for edge in edges:
+        following.setdefault(edge.source, []).append(edge.target)
+    path, node = [], "__start__"
+    while node != "__end__":
+        targets = following[node]
+        node = "join" if node == "split" else targets[0]
+        assert node in targets and (node == "__end__" or len(targets) == 1 or node == "join"), (node, targets)
+        path.append(node)
+    assert path[:-1] == [name for name, _ in (*shortcut.HEAD, *shortcut.TAIL)]
+    assert set(following["split"]) == {"work", "join"}
+
+
+def test_a_no_op_dispatch_imports_no_graph_stack(home: Path, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(SAFE)
+    modules = imported("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
+                       full=True)
+    assert "repocontext.probes.vulnerabilities" in modules  # it gathered, advisories included
+    assert "planner.run.finalize" in modules  # and finished the run
+    assert not {m.split(".")[0] for m in modules} & set(HEAVY), {m.split(".")[0] for m in modules} & set(HEAVY)
+    rows = json.loads(run_cli("runs", "list", "--json").stdout)
+    assert [r["status"] for r in rows if r["kind"] == "run"] == ["no_changes"]
+    run_id = next(r["id"] for r in rows if r["kind"] == "run")
+    assert not imported("runs", "show", run_id) & set(HEAVY)  # its state is the kept one, not a checkpoint
+    # a dispatch with work goes through the graph
+    work = make_repo(VULNERABLE)
+    assert "langgraph" in imported("dispatch", "vulnerability-remediation", "--repo", str(work),
+                                   "--advisories", str(ADVISORIES))
+
+
+def _normal(value: Any, run_id: str, home: Path) -> Any:
+    """`value` with what differs between two runs of the same thing (id, times, home) replaced."""
+    text = json.dumps(value, sort_keys=True).replace(run_id, "RUN").replace(str(home), "HOME")
+    return json.loads(STAMP.sub("TIME", text))
+
+
+def _record(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: Path, repo: Path,
+            *args: str, task_class: str = "vulnerability-remediation") -> dict[str, Any]:
+    """Everything a run leaves, normalised: dispatch's exit code, --json output and live lines; the report; the run
+    store's list and show; provenance; resume; the UI's state."""
+    monkeypatch.setenv("PLANNER_HOME", str(home))
+    code, out, err = run_main(capsys, monkeypatch, "dispatch", task_class, "--repo", str(repo),
+                              "--advisories", str(ADVISORIES), *args)
+    run_id = json.loads(out)["run_id"] if "--json" in args else err.split()[1]
+    seen: dict[str, Any] = {"dispatch": [code, out, "".join(err.splitlines()[1:])]}  # unwrapped
+    seen["report"] = (home / "runs" / run_id / "report.md").read_text()
+    seen["files"] = sorted(p.name for p in (home / "runs" / run_id).iterdir())
+    for command in (["runs", "list"], ["runs", "show", run_id], ["provenance", run_id], ["runs", "resume", run_id]):
+        seen[" ".join(command[:2])] = run_main(capsys, monkeypatch, *command, "--json")
+    state = read_state(home, run_id)
+    seen["state"] = {**state, "nodes_done": sorted(state.get("nodes_done", []))}
+    return _normal(seen, run_id, home)
+
+
+@pytest.mark.parametrize("args", [("--json",), ()])
+@pytest.mark.parametrize("files", [SAFE, {"README.md": "no dependencies\n"}], ids=["safe", "no-manifest"])
+def test_a_no_op_run_leaves_the_record_a_graph_run_leaves(home: Path, make_repo: Callable[..., Path],
+                                                          tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...],
+                                                          files: dict[str, str]) -> None:
+    repo = make_repo(files)
+    monkeypatch.setattr(shortcut, "ENABLED", False)
+    graph = _record(capsys, monkeypatch, tmp_path / "graph", repo, *args)
+    monkeypatch.setattr(shortcut, "ENABLED", True)
+    fast = _record(capsys, monkeypatch, tmp_path / "short", repo, *args)
+    assert graph["dispatch"][0] == 0 and "no_changes" in json.dumps(graph["runs list"])
+    assert "were advisories given" in graph["report"]  # what was checked is said, as before
+    assert [key for key in graph if fast[key] != graph[key]] == [], (fast, graph)
+    assert "checkpoints.sqlite" not in {p.name for p in (tmp_path / "short").iterdir()}  # it never ran the graph
+
+
+def test_a_migration_with_no_dockerfile_is_finished_without_the_graph(
+        home: Path, make_repo: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo({"app.py": "print('hi')\n"})
+    monkeypatch.setattr(shortcut, "ENABLED", False)
+    graph = _record(capsys, monkeypatch, tmp_path / "graph", repo, "--json", task_class="distroless-migration")
+    monkeypatch.setattr(shortcut, "ENABLED", True)
+    fast = _record(capsys, monkeypatch, tmp_path / "short", repo, "--json", task_class="distroless-migration")
+    assert "the gather found no Dockerfile" in graph["report"]
+    assert [key for key in graph if fast[key] != graph[key]] == [], (fast, graph)
+    assert "checkpoints.sqlite" not in {p.name for p in (tmp_path / "short").iterdir()}
+
+
+def test_a_run_with_work_goes_on_in_the_graph(home: Path, make_repo: Callable[..., Path], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handed over after list_work, it ends as a run of the graph from the start does: same patch, report,
+    record; its state is its checkpoint."""
+    repo = make_repo(VULNERABLE)
+    monkeypatch.setattr(shortcut, "ENABLED", False)
+    graph = _record(capsys, monkeypatch, tmp_path / "graph", repo, "--json")
+    monkeypatch.setattr(shortcut, "ENABLED", True)
+    handed = _record(capsys, monkeypatch, tmp_path / "short", repo, "--json")
+    assert json.loads(graph["dispatch"][1])["status"] == "succeeded" and "+requests==2.31.0" in graph["dispatch"][1]
+    assert (tmp_path / "short" / "checkpoints.sqlite").is_file()
+    assert [key for key in graph if handed[key] != graph[key]] == [], (handed, graph)
+
+
+def test_a_class_that_splits_its_bundle_goes_to_the_graph(home: Path, make_repo: Callable[..., Path]) -> None:
+    """Without a RepoContext (--no-gather) the items come from `split`: not decided before the graph."""
+    repo = make_repo(SAFE)
+    modules = imported("dispatch", "vulnerability-remediation", "--repo", str(repo), "--no-gather",
+                       "--advisories", str(ADVISORIES))
+    assert "langgraph" in modules
