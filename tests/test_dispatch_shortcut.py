@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import run_cli, run_main
-from test_cli_startup import HEAVY, imported
+from test_cli_startup import HEAVY, imported, through_entry
 
 from planner.run import shortcut
 from planner.run.graph import build_graph
@@ -131,3 +133,25 @@ def test_a_class_that_splits_its_bundle_goes_to_the_graph(home: Path, make_repo:
     modules = imported("dispatch", "vulnerability-remediation", "--repo", str(repo), "--no-gather",
                        "--advisories", str(ADVISORIES))
     assert "langgraph" in modules
+
+
+def test_a_no_op_dispatch_through_the_entry_point(home: Path, make_repo: Callable[..., Path]) -> None:
+    """The console script runs it in this process and ends without tearing the process down: the exit
+    handlers still run (through_entry's module list is written by one), the output is whole, the status kept."""
+    repo = make_repo(SAFE)
+    done, modules = through_entry("dispatch", "vulnerability-remediation", "--repo", str(repo),
+                                  "--advisories", str(ADVISORIES), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "no_changes"
+    assert not {m.split(".")[0] for m in modules} & set(HEAVY)
+
+
+def test_the_daemon_still_preloads_the_graph_stack_and_every_probe() -> None:
+    """planner.run.dispatch no longer imports the graph, nor repocontext.probes every probe: the daemon's
+    preload names what its forked commands would otherwise import each time."""
+    probe = ("import importlib, json, sys\nfrom planner.daemon.server import PRELOAD\n"
+             "[importlib.import_module(name) for name in PRELOAD]\nprint(json.dumps(sorted(sys.modules)))")
+    modules = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                            check=True, timeout=120).stdout))
+    assert {"langgraph.graph", "planner.run.graph", "repocontext.probes.build",
+            "repocontext.probes.containers"} <= modules
