@@ -112,17 +112,20 @@ def test_a_migration_with_no_dockerfile_is_finished_without_the_graph(
     assert "checkpoints.sqlite" not in {p.name for p in (tmp_path / "short").iterdir()}
 
 
+@pytest.mark.parametrize("args", [("--json",), ()])
 def test_a_run_with_work_goes_on_in_the_graph(home: Path, make_repo: Callable[..., Path], tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Handed over after list_work, it ends as a run of the graph from the start does: same patch, report,
-    record; its state is its checkpoint."""
+                                              capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                              args: tuple[str, ...]) -> None:
+    """Its head already run, the graph runs it from the start, the head's nodes answering with what they did
+    (a gather done twice would read `fresh`, not `gathered`): it ends as a run of the graph alone does, same
+    patch, report, record, checkpointed state, and each node shown once."""
     repo = make_repo(VULNERABLE)
     monkeypatch.setattr(shortcut, "ENABLED", False)
-    graph = _record(capsys, monkeypatch, tmp_path / "graph", repo, "--json")
+    graph = _record(capsys, monkeypatch, tmp_path / "graph", repo, *args)
     monkeypatch.setattr(shortcut, "ENABLED", True)
-    handed = _record(capsys, monkeypatch, tmp_path / "short", repo, "--json")
-    assert json.loads(graph["dispatch"][1])["status"] == "succeeded" and "+requests==2.31.0" in graph["dispatch"][1]
+    handed = _record(capsys, monkeypatch, tmp_path / "short", repo, *args)
+    assert graph["dispatch"][0] == 0 and "+requests==2.31.0" in graph["dispatch"][1]
+    assert graph["state"]["repocontext"]["gathered"] is True
     assert (tmp_path / "short" / "checkpoints.sqlite").is_file()
     assert [key for key in graph if handed[key] != graph[key]] == [], (handed, graph)
 

@@ -17,6 +17,9 @@ class RunContext:
     on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
     # `planner runs answer`: plans given by hand, by work item id ("*": any item), in place of the model's
     answers: dict[str, Any] | None = None
+    # the updates of the graph's head nodes, already run for this run before the graph (planner/run/shortcut.py):
+    # each of those nodes answers with its update once instead of running again
+    ahead: dict[str, dict[str, Any]] | None = None
 
 
 class NodeRuntime(Protocol):

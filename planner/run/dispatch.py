@@ -43,10 +43,14 @@ def _config(run_id: str) -> dict[str, Any]:
 
 def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunStore) -> dict[str, Any]:
     runs.set_status(run_id, "running")
+    announced = set(context.ahead or ())  # the head's nodes were shown as they ran, before the graph
     with shortcut.node_errors(run_id, runs):
         for namespace, update in app.stream(payload, _config(run_id), context=context, stream_mode="updates",
                                             subgraphs=True, durability="sync"):
             for node in update or {}:
+                if not namespace and node in announced:
+                    announced.discard(node)
+                    continue
                 context.on_event("node", {"namespace": list(namespace), "node": node})
     snapshot = app.get_state(_config(run_id))
     _record_end(runs, run_id, snapshot)
@@ -87,16 +91,14 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
 
 def _start(start: dict[str, Any], context: RunContext, runs: RunStore) -> dict[str, Any]:
     """A new run: its head without the graph (planner/run/shortcut.py); a run with no work item is finished
-    there too, and one with work goes on in the graph from where the head left it."""
+    there too, one with work is run by the graph, whose head nodes answer with what the head did."""
     if not shortcut.ENABLED:
         return _stream(graph_for(runs), start, start["run_id"], context, runs)
     head = shortcut.head(start, context, runs)
     if not shortcut.needs_graph(head.state):
         return shortcut.finish(head.state, context, runs)
-    app = graph_for(runs)
-    for node, update in head.steps:  # checkpointed as if the graph had run them
-        app.update_state(_config(start["run_id"]), update, as_node=node)
-    return _stream(app, None, start["run_id"], context, runs)
+    context.ahead = head.updates  # the graph's head nodes answer with these: nothing is done twice
+    return _stream(graph_for(runs), start, start["run_id"], context, runs)
 
 
 def _initial(run_id: str, task_class: str, repo: str, inputs: Mapping[str, str],

@@ -17,9 +17,10 @@ send them, and finalize writes the same report, artifacts, provenance record, te
 final state, which a graph run leaves in its last checkpoint, is kept in the run store (`RunStore.keep_final`),
 redacted as a checkpoint is, for `planner runs show`, `runs resume` and the UI.
 
-A run whose class lists its items from the bundle (`list_work` leaves them to `split`), and a run with items,
-is handed to the graph where the head left it: planner/run/dispatch.py writes each head node's update as
-that node's checkpoint (`update_state(as_node=...)`), and the graph goes on from there.
+A run with items, or whose class lists its items from the bundle (`list_work` leaves them to `split`), is
+run by the graph from its start, as any run: the graph's head nodes (`replayed`) answer with the updates the
+head made (`RunContext.ahead`) instead of running again, so nothing is done twice, every checkpoint is the
+graph's own and the run's values stay in memory exactly as they were made.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any, get_type_hints
 
 from planner.errors import ExitCode, Interrupted, PlannerError
 from planner.run import finalize, supervisor
-from planner.run.context import RunContext
+from planner.run.context import NodeRuntime, RunContext
 from planner.run.state import RunState
 from planner.store.runs import RunStore
 
@@ -95,11 +96,10 @@ def node_errors(run_id: str, runs: RunStore) -> Iterator[None]:
 
 @dataclass
 class Head:
-    """A run after the graph's head: its state, and each node's update (the first with the run's start in it),
-    for the graph to take over a run with work as if it had run those nodes itself."""
+    """A run after the graph's head: its state, and each head node's update (for the graph's `replayed` nodes)."""
 
     state: dict[str, Any]
-    steps: list[tuple[str, dict[str, Any]]]
+    updates: dict[str, dict[str, Any]]
 
 
 def _run(nodes: tuple[tuple[str, Node], ...], state: dict[str, Any],
@@ -119,8 +119,21 @@ def head(start: dict[str, Any], context: RunContext, runs: RunStore) -> Head:
     runs.set_status(state["run_id"], "running")
     with node_errors(state["run_id"], runs):
         steps = _run(HEAD, state, context)
-    (first, update), *rest = steps
-    return Head(state, [(first, {**start, **update}), *rest])
+    return Head(state, dict(steps))
+
+
+def replayed(name: str, node: Node) -> Node:
+    """The graph's head node `name`: the update it made for this run before the graph (RunContext.ahead), once,
+    where there is one; otherwise the node itself (a run started in the graph, a resumed one)."""
+
+    def run(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
+        ahead = runtime.context.ahead
+        if ahead is not None and name in ahead:
+            return ahead.pop(name)
+        return node(state, runtime)
+
+    run.__name__ = run.__qualname__ = getattr(node, "__name__", name)
+    return run
 
 
 def needs_graph(state: dict[str, Any]) -> bool:
