@@ -13,6 +13,7 @@ Bytecode is written once first (to a temporary PYTHONPYCACHEPREFIX), as after a 
 Python; e.g. `git worktree add --detach /tmp/before afc4389`, the commit before lazy imports), so
 before/after come from the same machine at the same time.
 Run: python bench/startup.py [--rounds N] [--before /path/to/other/checkout]
+A dispatch with nothing to do (no vulnerable package, no Dockerfile) is measured by bench/noop_dispatch.py.
 """
 
 from __future__ import annotations

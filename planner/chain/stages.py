@@ -9,8 +9,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from langgraph.runtime import Runtime
-
 from planner import service
 from planner.bundle import builder
 from planner.bundle.model import Bundle
@@ -24,7 +22,7 @@ from planner.patch.plan import EditError, Plan, apply_edits
 from planner.policy.enforce import from_state
 from planner.recipes import stage as yaml_recipes
 from planner.recipes.engine import RecipeError
-from planner.run.context import RunContext
+from planner.run.context import NodeRuntime
 from planner.run.state import WorkState
 from planner.run.taskmodule import for_tccm
 from planner.store.examples import DEFAULT_THRESHOLD, SolvedExamples
@@ -57,7 +55,7 @@ def fingerprint(task_class: str, item: WorkItem, bundle: Bundle) -> str:
     return f"{task_class}\n{item.title}\n{json.dumps(item.data, sort_keys=True)}\n{bundle.text}"
 
 
-def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def scope_bundle(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     """Build the item's own bundle with its narrowed inputs (e.g. package=requests, dockerfile=app/Dockerfile),
     so every `${inputs.x}` key is scoped to this item; over budget is judged here, per item."""
     item = WorkItem.model_validate(state["item"])
@@ -90,7 +88,7 @@ def scope_bundle(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
             "stages": [_stage(item, "scope_bundle", "built", f"inputs {shown}: {bundle.totals.tokens} tokens")]}
 
 
-def _declared(state: WorkState, runtime: Runtime[RunContext],
+def _declared(state: WorkState, runtime: NodeRuntime,
               item: WorkItem) -> dict[str, Any] | tuple[list[Decline], dict[str, Any]]:
     """The TCCM's own recipes (YAML): the stage's update when they made a plan or cannot run, else the
     declines they leave (findings at file:line) for the Python recipes' turn."""
@@ -129,7 +127,7 @@ def _uncapped_bundle(state: WorkState, home: Path, inputs: dict[str, str]) -> Bu
     return builder.build(uncapped, open_view(Path(state["repo"]), RepoContextStore(home)), inputs)
 
 
-def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def recipe_match(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     recipes = for_tccm(state["tccm"]).recipes
     tried: list[Decline] = []
@@ -173,7 +171,7 @@ def recipe_match(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, An
             "stages": [_stage(item, "recipe_match", "no_match", reason, reads=files.reads)]}
 
 
-def solved_example_rag(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def solved_example_rag(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     threshold = float(os.environ.get("PLANNER_RAG_THRESHOLD") or DEFAULT_THRESHOLD)
     store = SolvedExamples(runtime.context.settings.home / "examples.sqlite")
@@ -208,7 +206,7 @@ def _load_requests(state: WorkState, home: Path, bundle: Bundle,
     return bundle, records
 
 
-def answered(state: WorkState, runtime: Runtime[RunContext], item: WorkItem, prompt: str) -> dict[str, Any]:
+def answered(state: WorkState, runtime: NodeRuntime, item: WorkItem, prompt: str) -> dict[str, Any]:
     """The plan a person gave for this item (`planner runs answer`), checked as the model's would be."""
     answers = runtime.context.answers or {}
     raw = answers.get(item.id, answers.get("*"))
@@ -227,7 +225,7 @@ def answered(state: WorkState, runtime: Runtime[RunContext], item: WorkItem, pro
         item, "llm_fallback", "planned", f"answered by hand: {len(plan.edits)} edits")]}
 
 
-def llm_fallback(state: WorkState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def llm_fallback(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     item, bundle = WorkItem.model_validate(state["item"]), Bundle.model_validate(state["bundle"])
     tccm = state["tccm"]
 

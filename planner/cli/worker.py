@@ -27,7 +27,8 @@ def worker_command(
 
     url = broker_url(broker)
     try:
-        import planner.run.dispatch  # noqa: F401 - import the graph stack once, before the pool forks
+        import planner.run.dispatch  # the graph stack, imported once before the pool forks
+        import planner.run.graph  # noqa: F401 - (dispatch imports it only for a run with work)
     except ImportError as exc:
         raise EnvironmentProblem(f"cannot load the planner graph: {exc}") from None
     app = make_app(url)

@@ -154,22 +154,9 @@ def start_in_background(idle: float | None = None) -> None:
                      cwd=project_root())
 
 
-def exit_now(code: int) -> NoReturn:
-    """Exit as the interpreter would (atexit handlers, then the streams flushed), without its teardown of every
-    module and object: ~30 ms of a small repository's gather, whose results are all on disk by then."""
-    try:
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:  # noqa: BLE001 - e.g. a closed pipe: the interpreter's own exit reports it as ever
-        sys.exit(code)
-    os._exit(code)
-
-
-def main() -> None:
-    make_private()  # before anything is created, here or in the daemon this starts
-    code = forward(sys.argv[1:])
-    if code is None and sys.argv[1:2] == ["gather"]:
+def run_here() -> int:
+    """The command in this process; its exit status."""
+    if sys.argv[1:2] == ["gather"]:
         # No cyclic GC in this short-lived process: collections would walk the heap the imports build again
         # and again (~10-15 ms), and the gather itself pauses the collector anyway (parallel.gc_paused).
         gc.disable()
@@ -177,11 +164,41 @@ def main() -> None:
 
         code = fast(sys.argv[2:])
         if code is not None:
-            exit_now(code)
+            return code
         gc.enable()  # typer runs it after all
-    if code is None:
-        from planner.cli import main as run_here
+    from planner.cli import main as run_cli
 
-        run_here()
-    else:
+    try:
+        run_cli()
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        raise  # sys.exit("message"): Python prints it and exits 1
+    return 0
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a one-shot process as the daemon's command processes end (planner/daemon/child.py): the exit
+    handlers run and the streams are flushed, then the process exits without tearing down every module and
+    object one by one (for a dispatch, its imported stack and the tokenizer's tables: ~0.1 s). A process with
+    a thread still working, or whose streams do not flush (a closed pipe), exits the ordinary way."""
+    threading = sys.modules.get("threading")
+    working = threading is not None and any(
+        t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread())
+    if not working:
+        atexit._run_exitfuncs()  # what a normal interpreter exit would run (they run once: the list is cleared)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
+def main() -> None:
+    make_private()  # before anything is created, here or in the daemon this starts
+    code = forward(sys.argv[1:])
+    if code is not None:
         sys.exit(code)
+    exit_now(run_here())

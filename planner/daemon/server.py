@@ -33,6 +33,7 @@ PRELOAD = ("planner.cli.commands", "planner.cli.gather", "planner.cli.gather_com
            "planner.cli.dispatch", "planner.cli.runs", "planner.cli.task_classes", "planner.cli.portfolio",
            "planner.cli.hotviews",
            "planner.cli.learn", "planner.cli.hooks", "planner.service", "planner.run.dispatch",
+           "planner.run.graph",  # LangGraph (~1 s): planner.run.dispatch imports it only for a run with work
            "planner.chain.llm", "planner.run.apply", "planner.hotviews.bundles", "repocontext.gather",
            "repocontext.regather", "repocontext.probes",
            # `planner mcp` (stdio, from an agent's host): the MCP SDK is most of its start-up (~0.8 s)

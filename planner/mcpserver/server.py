@@ -56,7 +56,8 @@ def warm(delay: float = 0.2) -> None:
         for name in registry.names():
             if not registry.errors_for(name):
                 recipes(registry.get(name))
-        import planner.run.dispatch  # noqa: F401 - the graph stack, for dispatch and get_workflow_context
+        import planner.run.dispatch  # for dispatch and get_workflow_context
+        import planner.run.graph  # noqa: F401 - the graph stack (dispatch imports it only for a run with work)
     except Exception:  # noqa: BLE001 - warming only: the tool that needs it reports the error itself
         return
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import traceback
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -11,10 +10,10 @@ from typing import Any
 
 from planner import service
 from planner.config import Settings
-from planner.errors import ExitCode, Interrupted, PlannerError
+from planner.errors import ExitCode, PlannerError
 from planner.inputs import check_inputs, check_sources
+from planner.run import shortcut
 from planner.run.context import RunContext
-from planner.run.graph import build_graph
 from planner.store.provenance import new_id
 from planner.store.runs import RunStore
 
@@ -27,6 +26,8 @@ Events = Callable[[str, dict[str, Any]], None]
 
 @lru_cache(maxsize=1)
 def _compiled() -> Any:
+    from planner.run.graph import build_graph  # LangGraph: ~1 s of imports, which a run with no work never pays
+
     return build_graph()
 
 
@@ -42,21 +43,15 @@ def _config(run_id: str) -> dict[str, Any]:
 
 def _stream(app: Any, payload: Any, run_id: str, context: RunContext, runs: RunStore) -> dict[str, Any]:
     runs.set_status(run_id, "running")
-    try:
+    announced = set(context.ahead or ())  # the head's nodes were shown as they ran, before the graph
+    with shortcut.node_errors(run_id, runs):
         for namespace, update in app.stream(payload, _config(run_id), context=context, stream_mode="updates",
                                             subgraphs=True, durability="sync"):
             for node in update or {}:
+                if not namespace and node in announced:
+                    announced.discard(node)
+                    continue
                 context.on_event("node", {"namespace": list(namespace), "node": node})
-    except KeyboardInterrupt:
-        runs.set_status(run_id, "interrupted")
-        raise Interrupted(f"interrupted: resume with `planner runs resume {run_id}`", run_id=run_id) from None
-    except Exception as exc:
-        runs.set_status(run_id, "failed")
-        if os.environ.get("PLANNER_DEBUG"):  # the traceback the user asked for, before it becomes one line
-            traceback.print_exc()
-        raise PlannerError(f"run {run_id} stopped in a node: {exc.__class__.__name__}: {exc}; "
-                           f"`planner runs resume {run_id}` retries from the last checkpoint",
-                           ExitCode.FAILED, run_id=run_id) from exc
     snapshot = app.get_state(_config(run_id))
     _record_end(runs, run_id, snapshot)
     return dict(snapshot.values)
@@ -91,7 +86,19 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
     context = RunContext(settings=settings, model=model, model_name=model_name,
                          on_event=on_event or (lambda kind, data: None), answers=answers)
     context.on_event("run", {"run_id": run_id})
-    return _stream(graph_for(runs), _initial(run_id, task_class, str(root), inputs, options), run_id, context, runs)
+    return _start(_initial(run_id, task_class, str(root), inputs, options), context, runs)
+
+
+def _start(start: dict[str, Any], context: RunContext, runs: RunStore) -> dict[str, Any]:
+    """A new run: its head without the graph (planner/run/shortcut.py); a run with no work item is finished
+    there too, one with work is run by the graph, whose head nodes answer with what the head did."""
+    if not shortcut.ENABLED:
+        return _stream(graph_for(runs), start, start["run_id"], context, runs)
+    head = shortcut.head(start, context, runs)
+    if not shortcut.needs_graph(head.state):
+        return shortcut.finish(head.state, context, runs)
+    context.ahead = head.updates  # the graph's head nodes answer with these: nothing is done twice
+    return _stream(graph_for(runs), start, start["run_id"], context, runs)
 
 
 def _initial(run_id: str, task_class: str, repo: str, inputs: Mapping[str, str],
@@ -108,14 +115,17 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
     row = runs.get(run_id)
     if row["status"] == "superseded":
         raise PlannerError(f"run {row['id']} was superseded by its portfolio's rerun; nothing to resume")
+    final = runs.final(row["id"])
+    if final is not None:  # finished without the graph: nothing to do
+        runs.set_status(row["id"], final.get("status") or "failed")
+        return final
     app = graph_for(runs)
     snapshot = app.get_state(_config(row["id"]))
     context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),
                          on_event=on_event or (lambda kind, data: None))
     if not snapshot.values:  # stopped before its first checkpoint: nothing was done, so it starts over
         context.on_event("resume", {"run_id": row["id"], "next": ["start (no checkpoint: starting over)"]})
-        start = _initial(row["id"], row["task_class"], row["repo"], row["inputs"], row["options"])
-        return _stream(app, start, row["id"], context, runs)
+        return _start(_initial(row["id"], row["task_class"], row["repo"], row["inputs"], row["options"]), context, runs)
     if not snapshot.next and not snapshot.tasks:
         _record_end(runs, row["id"], snapshot)
         return dict(snapshot.values)  # already finished: nothing to do
@@ -129,7 +139,7 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
 def final_state(settings: Settings, run_id: str) -> dict[str, Any]:
     runs = RunStore(settings.home)
     row = runs.get(run_id)
-    values = dict(graph_for(runs).get_state(_config(row["id"])).values)
+    values = runs.final(row["id"]) or dict(graph_for(runs).get_state(_config(row["id"])).values)
     if not values:  # a run made by a portfolio worker elsewhere: its artifacts came back, its checkpoints did not
         values = _from_artifacts(runs, row)
     return {**values, "run": row}

@@ -7,8 +7,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.runtime import Runtime
-
 from planner.bundle.model import Bundle
 from planner.bundle.view import reader
 from planner.chain.stages import fingerprint
@@ -16,7 +14,7 @@ from planner.chain.work import ItemResult
 from planner.patch import verify as verification
 from planner.patch.plan import Edit, Plan, apply_edits
 from planner.policy.enforce import check_side_effect, from_state
-from planner.run.context import RunContext
+from planner.run.context import NodeRuntime
 from planner.run.state import RunState
 from planner.run.supervisor import PATCHED
 from planner.store.examples import SolvedExamples
@@ -31,12 +29,12 @@ def _outcomes(state: RunState) -> list[ItemResult]:
     return [ItemResult.model_validate(r) for r in state.get("outcomes", [])]
 
 
-def _test_command(runtime: Runtime[RunContext], repo: Path) -> str | None:
+def _test_command(runtime: NodeRuntime, repo: Path) -> str | None:
     context = RepoContextStore(runtime.context.settings.home).load_lazy(repo) or {}  # parses one section
     return (context.get("conventions") or {}).get("test_command")
 
 
-def verify(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def verify(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     if not state["options"].get("verify") or not state.get("patch"):
         return {}
     repo = Path(state["repo"])
@@ -79,7 +77,7 @@ def compose_report(state: RunState) -> str:
     return "\n".join(lines)
 
 
-def _record(state: RunState, runtime: Runtime[RunContext]) -> ProvenanceRecord:
+def _record(state: RunState, runtime: NodeRuntime) -> ProvenanceRecord:
     bundle = Bundle.model_validate(state["bundle"])
     loaded = {r["entry"] for r in state.get("requests", []) if r.get("outcome") == "loaded"}
     entries = [e.model_copy(update={"status": "requested"}) if e.id in loaded else e for e in bundle.entries]
@@ -110,7 +108,7 @@ def _hot_views(state: RunState) -> str | None:
     return status
 
 
-def _write_back(state: RunState, runtime: Runtime[RunContext]) -> None:
+def _write_back(state: RunState, runtime: NodeRuntime) -> None:
     if not state.get("bundle"):
         return
     bundle = Bundle.model_validate(state["bundle"])
@@ -124,7 +122,7 @@ def _write_back(state: RunState, runtime: Runtime[RunContext]) -> None:
         store.close()
 
 
-def finalize(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def finalize(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     runs = RunStore(runtime.context.settings.home)
     run_id, report = state["run_id"], compose_report(state)
     artifacts = {"report": str(runs.write_artifact(run_id, "report.md", report))}

@@ -27,7 +27,7 @@ from langgraph.graph import END, START, StateGraph
 
 from planner.chain import stages
 from planner.flow import compile as flows
-from planner.run import finalize, supervisor
+from planner.run import finalize, shortcut, supervisor
 from planner.run.context import RunContext
 from planner.run.state import RunState, TaskState, WorkOutput, WorkState
 from planner.run.taskmodule import for_tccm
@@ -100,9 +100,10 @@ def _work_node(durable: Any, fast: Any) -> Any:
 
 def build_graph(checkpointer: Any = None) -> Any:
     graph = StateGraph(RunState, context_schema=RunContext)
-    graph.add_node("load_tccm", supervisor.load_tccm)
-    graph.add_node("ensure_repocontext", supervisor.ensure_repocontext)
-    graph.add_node("list_work", supervisor.list_work)
+    # the head: a dispatch runs it before the graph (planner/run/shortcut.py); these answer with what it did
+    graph.add_node("load_tccm", shortcut.replayed("load_tccm", supervisor.load_tccm))
+    graph.add_node("ensure_repocontext", shortcut.replayed("ensure_repocontext", supervisor.ensure_repocontext))
+    graph.add_node("list_work", shortcut.replayed("list_work", supervisor.list_work))
     graph.add_node("build_bundle", supervisor.build_bundle)
     graph.add_node("split", supervisor.split)
     graph.add_node("work", _work_node(build_work_graph(), build_work_graph(checkpointer=False)))

@@ -5,9 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langgraph.runtime import Runtime
-from langgraph.types import Send
-
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view, reader
@@ -21,7 +18,7 @@ from planner.policy.enforce import from_state
 from planner.policy.gate import gate
 from planner.recipes import work as work_items
 from planner.recipes.engine import RecipeError
-from planner.run.context import RunContext
+from planner.run.context import NodeRuntime
 from planner.run.state import SEVERITY, RunInputs, RunState
 from planner.run.taskmodule import for_tccm
 from planner.tccm.model import TCCM
@@ -43,7 +40,7 @@ def _stop(exc: PlannerError) -> dict[str, Any]:
     return {"status": status, "error": exc.message, "exit_code": int(exc.exit_code)}
 
 
-def load_tccm(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def load_tccm(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     try:
         tccm = service.task_class(runtime.context.settings, state["task_class"])
     except PlannerError as exc:
@@ -51,7 +48,7 @@ def load_tccm(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     return {"tccm": tccm.model_dump(mode="json"), "status": "running"}
 
 
-def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def ensure_repocontext(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     if _failed(state):
         return {}
     settings, root = runtime.context.settings, Path(state["repo"])
@@ -77,7 +74,7 @@ def ensure_repocontext(state: RunState, runtime: Runtime[RunContext]) -> dict[st
     return {"repocontext": {"gathered": False, "was": freshness}}
 
 
-def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def list_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     """List the work items from the RepoContext before any bundle, when the task class can: a budget cut
     can then never hide one, and each item's bundle is judged against the budget on its own."""
     if _failed(state):
@@ -96,7 +93,7 @@ def list_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     return {"items": [item.model_dump() for item in items], "per_item": list(module.item_inputs), "note": note}
 
 
-def _yaml_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def _yaml_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     """The items a TCCM's `work_items:` lists (no task module lists them)."""
     tccm = TCCM.model_validate(state["tccm"])
     try:
@@ -108,7 +105,7 @@ def _yaml_work(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     return {"items": [item.model_dump() for item in items], "per_item": per_item, "note": note}
 
 
-def build_bundle(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def build_bundle(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     if _failed(state):
         return {}
     per_item = frozenset(state.get("per_item") or ())
@@ -141,9 +138,23 @@ def split(state: RunState) -> dict[str, Any]:
     return {"items": [item.model_dump() for item in items]}
 
 
-def fan_out(state: RunState) -> list[Send] | str:
-    if _failed(state) or not state.get("items"):
+def has_work(state: RunState) -> bool:
+    """Whether `split` leaves any work item to fan out (a run that stopped before its items has none)."""
+    return not _failed(state) and bool(state.get("items"))
+
+
+def items_known(state: RunState) -> bool:
+    """Whether the run's work items are settled before `split`: listed from the RepoContext, or none at all
+    because the run stopped; otherwise `split` makes them from the run-level bundle."""
+    return _failed(state) or state.get("per_item") is not None
+
+
+def fan_out(state: RunState) -> list[Any] | str:
+    """One `work` branch per item (LangGraph Sends), or straight to `join` when there is none."""
+    if not has_work(state):
         return "join"
+    from langgraph.types import Send  # the graph's own type: only a run with work items reaches this
+
     shared = {key: state[key] for key in BRANCH_KEYS if key in state}  # type: ignore[literal-required]
     return [Send("work", {**shared, "item": item}) for item in state["items"]]
 
@@ -207,7 +218,7 @@ def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
     return "not_applicable" if none_listed or statuses == {"not_applicable"} else "no_changes"
 
 
-def _policy_gate(state: RunState, runtime: Runtime[RunContext], results: list[ItemResult]) -> list[dict[str, Any]]:
+def _policy_gate(state: RunState, runtime: NodeRuntime, results: list[ItemResult]) -> list[dict[str, Any]]:
     """Every item's edits against the task class's policy, before anything is merged into the patch."""
     policy, notes = from_state(state.get("tccm"), state.get("inputs") or {})
     if policy is None or not any(r.edits for r in results):
@@ -221,7 +232,7 @@ def _policy_gate(state: RunState, runtime: Runtime[RunContext], results: list[It
     return gate(policy, results, known, notes, reader(state["repo"]))
 
 
-def join(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def join(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     order = {item["id"]: i for i, item in enumerate(state.get("items", []))}
     results = sorted((ItemResult.model_validate(r) for r in state.get("results", [])),
                      key=lambda r: order.get(r.item.id, len(order)))

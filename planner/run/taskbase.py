@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
-
 from planner.bundle.view import reader
 from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, WorkItem
@@ -101,6 +99,8 @@ def plan_markdown(item: WorkItem, plan: Plan) -> str:
 
 def single_step_graph(execute: Callable[[TaskState], dict[str, Any]]) -> Any:
     """A task subgraph with one node: for task classes whose whole job is checking and reporting a plan."""
+    from langgraph.graph import END, START, StateGraph  # only where the graph is built: listing work needs none
+
     graph = StateGraph(TaskState, context_schema=RunContext, output_schema=WorkOutput)
     graph.add_node("execute", execute)
     graph.add_edge(START, "execute")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.store import runindex
 from planner.store.sqlite import durable_enough, open_db, open_readonly
-from repocontext.secrets import redact
+from repocontext.secrets import redact, redact_tree
 from repocontext.store import atomic_write
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, task_class TEXT NOT NULL, repo TEXT NOT NULL, inputs TEXT NOT NULL,
     options TEXT NOT NULL, status TEXT NOT NULL, pid INTEGER, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS final_states (id TEXT PRIMARY KEY, nodes TEXT NOT NULL, state TEXT NOT NULL);
 """
 
 
@@ -148,6 +149,21 @@ class RunStore:
             db.execute("UPDATE runs SET status = ?, pid = ?, updated_at = ? WHERE id = ?",
                        (status, os.getpid() if status == "running" else None, _now(), run_id))
 
+    def keep_final(self, run_id: str, nodes: list[str], state: dict[str, Any]) -> dict[str, Any]:
+        """The final state of a run finished without the graph (planner/run/shortcut.py), which has no checkpoint:
+        its secret values redacted, as a checkpoint's are. Returns the state as stored (what a reader gets back)."""
+        stored = json.loads(json.dumps(redact_tree(state)))
+        db = self._writable()
+        with db:
+            db.execute("INSERT OR REPLACE INTO final_states VALUES (?,?,?)",
+                       (run_id, json.dumps(nodes), json.dumps(stored)))
+        return stored
+
+    def final(self, run_id: str) -> dict[str, Any] | None:
+        """The state `keep_final` kept for this run (None for a run of the graph: its state is its checkpoint)."""
+        rows = self._query("SELECT state FROM final_states WHERE id = ?", (run_id,))
+        return json.loads(rows[0][0]) if rows else None
+
     def supersede(self, portfolio_key: str, keep: str) -> list[str]:
         """Mark `superseded` every other run of one portfolio job (options.portfolio_key) whose process is gone
         without finishing: a pool process killed mid-run leaves one, and its rerun `keep` replaced it. A run
@@ -218,7 +234,11 @@ class RunStore:
 
 def read_state(home: Path, run_id: str) -> dict[str, Any]:
     """A run's latest checkpointed state, read without building the graph or writing anything ({} if none).
-    The same values `final_state` returns, so a reader can follow a run while its nodes finish."""
+    The same values `final_state` returns, so a reader can follow a run while its nodes finish. A run finished
+    without the graph has no checkpoint: its kept final state is read instead."""
+    final = _final_state(home, run_id)
+    if final:
+        return final
     from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
 
     db = open_readonly(home / "checkpoints.sqlite", f"checkpoints under {home}")
@@ -235,6 +255,22 @@ def read_state(home: Path, run_id: str) -> dict[str, Any]:
     values = {k: v for k, v in saved.checkpoint["channel_values"].items() if not k.startswith("__")}
     done = [n for n in saved.checkpoint.get("versions_seen", {}) if not n.startswith("__")]
     return {**values, "nodes_done": done}
+
+
+def _final_state(home: Path, run_id: str) -> dict[str, Any]:
+    """A run finished without the graph, in `read_state`'s shape ({} if it is none)."""
+    db = open_readonly(home / "runs.sqlite", f"the run store under {home}")
+    if db is None:
+        return {}
+    try:
+        rows = db.execute("SELECT nodes, state FROM final_states WHERE id = ?", (run_id,)).fetchall()
+    except sqlite3.DatabaseError as exc:
+        if "no such table" in str(exc):
+            return {}  # a store from before final_states: none of its runs finished without the graph
+        raise EnvironmentProblem(f"cannot read the run store under {home}: {exc}") from None
+    finally:
+        db.close()
+    return {**json.loads(rows[0][1]), "nodes_done": json.loads(rows[0][0])} if rows else {}
 
 
 def show_payload(state: dict[str, Any]) -> dict[str, Any]:
