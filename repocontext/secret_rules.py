@@ -120,9 +120,13 @@ class ValueRule:
     def _anchor_starts(self, lowered: str) -> Iterator[int]:
         """Where the anchor matches in `lowered`, in order."""
         if self.anchor_words is not None:
-            yield from sorted({start for _, start, _ in
-                               self.anchor_words.find_matches_as_indexes(lowered, overlapping=True)})
-            return
+            try:
+                found = self.anchor_words.find_matches_as_indexes(lowered, overlapping=True)
+            except UnicodeEncodeError:  # a lone surrogate: not UTF-8, so the regex finds the starts
+                found = None
+            if found is not None:
+                yield from sorted({start for _, start, _ in found})
+                return
         assert self.anchor is not None
         at = 0
         while (hit := self.anchor.search(lowered, at)) is not None:
@@ -218,9 +222,15 @@ class NeedleIndex:
 
     def rules_in(self, data: str | bytes) -> list[ValueRule]:
         """The rules one of whose needles occurs in `data` (str, or bytes: needles are ASCII), in rule order."""
-        automaton = self._text if isinstance(data, str) else self._bytes
-        found = {owner for needle, _, _ in automaton.find_matches_as_indexes(data, overlapping=True)
-                 for owner in self._owners[needle]}
+        if isinstance(data, bytes):
+            matches = self._bytes.find_matches_as_indexes(data, overlapping=True)
+        else:
+            try:
+                matches = self._text.find_matches_as_indexes(data, overlapping=True)
+            except UnicodeEncodeError:  # a lone surrogate (a surrogateescape'd text) is not UTF-8: the same
+                # needles, ASCII, are in its surrogatepass bytes exactly where they are in the text
+                matches = self._bytes.find_matches_as_indexes(data.encode("utf-8", "surrogatepass"), overlapping=True)
+        found = {owner for needle, _, _ in matches for owner in self._owners[needle]}
         return [self._rules[i] for i in sorted(found)]
 
 

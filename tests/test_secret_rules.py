@@ -196,3 +196,15 @@ def test_the_needle_index_finds_the_rules_a_substring_test_finds(text: str) -> N
     index = secret_rules.shipped().needles
     assert index.rules_in(text) == expected
     assert index.rules_in(text.encode()) == expected
+
+
+def test_text_with_a_lone_surrogate_is_scanned_like_any_other() -> None:
+    """Text decoded with surrogateescape (a file's undecodable bytes) is not UTF-8; the one-pass searches fall
+    back without changing what is found."""
+    text = "\udce9 password = 'Zx9-vB2q-Lm4w' \udcff token=\udce9 ghp_" + "a" * 36
+    expected = [rule for rule in CONTENT_RULES if any(needle in text for needle in rule.needles)]
+    assert secret_rules.shipped().needles.rules_in(text) == expected
+    for rule in ANCHORED:
+        plain = [m for m in rule.pattern.finditer(text)]
+        assert [m.span() for m in rule._anchored_matches(text)] == [m.span() for m in plain]
+    assert "Zx9-vB2q-Lm4w" not in redact(text) and "\udce9" in redact(text)
