@@ -63,15 +63,32 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _run_range(bounds: tuple[int, int]) -> list[Any]:
+def _run_chunk(indices: list[int]) -> list[Any]:
     assert _job is not None
     func, items = _job
-    return [func(item) for item in items[bounds[0]:bounds[1]]]
+    return [func(items[i]) for i in indices]
 
 
-def _ranges(total: int, parts: int) -> list[tuple[int, int]]:
-    size = -(-total // parts)
-    return [(start, min(start + size, total)) for start in range(0, total, size)]
+def chunks(costs: Sequence[float], parts: int) -> list[list[int]]:
+    """Item indices in about `parts` chunks of about equal cost, the costliest items first.
+
+    Workers take the next chunk as they free up, so large items each get a chunk of their own, early, and
+    the small ones fill in after: in path order a `dist/` folder's few large bundles sat in one chunk, and
+    one worker parsed them all while the other idled. With equal costs: contiguous chunks of equal count."""
+    order = sorted(range(len(costs)), key=lambda i: (-costs[i], i))
+    target = sum(costs) / max(parts, 1)
+    found: list[list[int]] = []
+    current: list[int] = []
+    filled = 0.0
+    for index in order:
+        current.append(index)
+        filled += costs[index]
+        if filled >= target:
+            found.append(current)
+            current, filled = [], 0.0
+    if current:
+        found.append(current)
+    return found
 
 
 def pays(workers: int, items: int, seconds: float) -> bool:
@@ -79,23 +96,31 @@ def pays(workers: int, items: int, seconds: float) -> bool:
     return workers > 1 and items >= MIN_ITEMS and seconds >= BREAK_EVEN_S and can_fork()
 
 
-def map_ordered(func: Callable[[Any], Any], items: Sequence[Any], workers: int, seconds: float) -> list[Any]:
+def map_ordered(func: Callable[[Any], Any], items: Sequence[Any], workers: int,
+                costs: float | Sequence[float]) -> list[Any]:
     """`[func(item) for item in items]`, computed by `workers` forked processes when that pays off.
 
-    `seconds`: the caller's estimate of the whole batch's work in one process (from the bytes to read, at
-    a measured rate): the break-even point, not a count of items, decides (see BREAK_EVEN_S).
+    `costs`: the caller's estimate of each item's work in one process (from the bytes to read, at a
+    measured rate), or of the whole batch's: their sum against the break-even point, not a count of items,
+    decides (see BREAK_EVEN_S), and per-item costs balance the workers (see `chunks`).
     `func` and its results must not depend on state the children change (each child has its own copy
     of the process); results travel back pickled. An exception in `func` is raised here, as in a loop.
     """
-    if not pays(workers, len(items), seconds):
+    each = [costs / len(items) if items else 0.0] * len(items) if isinstance(costs, float | int) else costs
+    if not pays(workers, len(items), sum(each)):
         return [func(item) for item in items]
     import multiprocessing
 
     global _job
     _job = (func, items)
+    planned = chunks(each, workers * CHUNKS_PER_WORKER)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_run_range, _ranges(len(items), workers * CHUNKS_PER_WORKER), chunksize=1)
+            parts = pool.map(_run_chunk, planned, chunksize=1)
     finally:
         _job = None
-    return [result for part in parts for result in part]
+    results: list[Any] = [None] * len(items)
+    for indices, part in zip(planned, parts, strict=True):
+        for index, result in zip(indices, part, strict=True):
+            results[index] = result
+    return results

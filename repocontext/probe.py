@@ -284,9 +284,9 @@ class PerFileProbe(Probe):
                 todo.setdefault(shared[key], record)
         workers = 1 if self.analysis_is_cheap(ctx) else ctx.workers
         batch = list(todo.values())
-        seconds = sum(self.SECONDS_PER_FILE + record.size * self.SECONDS_PER_BYTE for record in batch)
+        costs = [self.SECONDS_PER_FILE + record.size * self.SECONDS_PER_BYTE for record in batch]
         self.prepare(batch)
-        done = parallel.map_ordered(lambda record: self.analyze(ctx, record), batch, workers, seconds)
+        done = parallel.map_ordered(lambda record: self.analyze(ctx, record), batch, workers, costs)
         analysed = dict(zip(todo, done, strict=True))
         fresh: dict[str, Any] = {}
         results: dict[str, Any] = {}

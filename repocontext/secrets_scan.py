@@ -49,8 +49,8 @@ def scan(root: Path, files: Sequence[FileRecord], previous: Mapping[str, str],
         if previous.get(record.path) != record.sha and record.sha not in todo:
             todo[record.sha] = record
     batch = list(todo.values())
-    seconds = sum(SECONDS_PER_FILE + min(record.size, SCAN_LIMIT) * SECONDS_PER_BYTE for record in batch)
-    found = parallel.map_ordered(lambda record: _flagged(top, record), batch, workers, seconds)
+    costs = [SECONDS_PER_FILE + min(record.size, SCAN_LIMIT) * SECONDS_PER_BYTE for record in batch]
+    found = parallel.map_ordered(lambda record: _flagged(top, record), batch, workers, costs)
     verdicts = {sha: rule for sha, (read, rule) in zip(todo, found, strict=True) if read}  # blob id → rule
     kept: list[FileRecord] = []
     denied: list[Denied] = []

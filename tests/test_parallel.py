@@ -58,6 +58,27 @@ def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None
         other.join()
 
 
+def test_chunks_give_each_large_item_its_own_chunk_first_and_keep_every_index_once() -> None:
+    costs = [1.0] * 20 + [30.0, 30.0, 30.0] + [1.0] * 20  # three large files side by side, as in dist/
+    planned = parallel.chunks(costs, 8)
+    assert planned[:3] == [[20], [21], [22]]  # the costliest first, each alone: the workers split them
+    assert sorted(i for chunk in planned for i in chunk) == list(range(len(costs)))
+    assert max(sum(costs[i] for i in chunk) for chunk in planned[3:]) <= sum(costs) / 8 + 1.0
+
+
+def test_chunks_of_equal_costs_are_contiguous_runs_of_equal_count() -> None:
+    assert parallel.chunks([1.0] * 12, 4) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+    assert parallel.chunks([], 4) == []
+
+
+def test_map_ordered_with_uneven_costs_keeps_the_items_order(small_batches: None) -> None:
+    items = list(range(40))
+    costs = [50.0 if i % 13 == 0 else 1.0 for i in items]
+    results = parallel.map_ordered(_pid_and_square, items, 2, costs)
+    assert [square for _, square in results] == [i * i for i in items]
+    assert os.getpid() not in {pid for pid, _ in results}
+
+
 def test_map_ordered_raises_what_the_function_raises(small_batches: None) -> None:
     with pytest.raises(ValueError, match="seven"):
         parallel.map_ordered(_fails_on_seven, list(range(20)), 2, 1.0)
