@@ -157,9 +157,7 @@ def realistic(root: Path) -> Path:
     (root / "requirements.txt").write_text("langchain-core==1.0.0\npydantic==2.7.0\nPyYAML==5.3.1\nrich>=13\n")
     (root / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY . /app\nRUN pip install -r /app/requirements.txt\n"
                                      "CMD python -m app\n")
-    synthetic.git(root, "init", "-q", "-b", "main")
-    synthetic.git(root, "add", "-A")
-    synthetic.git(root, "commit", "-q", "-m", "real code")
+    synthetic.commit_tree(root, "real code")
     return root
 
 

@@ -29,17 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic import commit_tree, git
+
 HERE = Path(__file__).resolve().parent.parent
 PACKAGES = ("celery", "kombu", "langchain_core", "langgraph", "pydantic", "rich", "redis", "yaml", "typer",
             "packaging", "hypothesis", "langsmith", "click", "fakeredis", "semver")
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench",
-           "GIT_COMMITTER_EMAIL": "b@example.com"}
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env={**os.environ, **GIT_ENV})
-
-
 def real_repo(root: Path) -> Path:
     """Real third-party source in one git repository, with manifests a maintainer would have."""
     for name in PACKAGES:
@@ -50,10 +44,7 @@ def real_repo(root: Path) -> Path:
         shutil.copytree(source, root / "src" / name, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"))
     (root / "requirements.txt").write_text("pydantic==2.7.0\nPyYAML==5.3.1\nrich>=13\nredis==5.0.0\n")
     (root / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY . /app\nRUN pip install -r /app/requirements.txt\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "real code")
-    return root
+    return commit_tree(root, "real code")
 
 
 def timed(python: str, tree: Path, args: list[str], home: Path, daemon: Path | None = None) -> float:

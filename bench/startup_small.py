@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from startup import git
+from synthetic import commit_tree
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -29,10 +29,7 @@ def small_repo(root: Path) -> Path:
     root.mkdir()
     (root / "requirements.txt").write_text("requests==2.31.0\n")
     (root / "app.py").write_text('import requests\nrequests.get("x")\n')
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "small")
-    return root
+    return commit_tree(root, "small")
 
 
 def one_run(tree: Path, repo: Path, base: Path) -> tuple[float, float]:

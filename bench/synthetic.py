@@ -23,6 +23,14 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env={**os.environ, **GIT_ENV})
 
 
+def commit_tree(root: Path, message: str) -> Path:
+    """`root` made a git repository holding everything in it, in one commit."""
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return root
+
+
 def build(root: Path, files: int = 10_000, seed: int = 7) -> Path:
     """Write `files` files under `root` and commit them; returns root."""
     rng = random.Random(seed)
@@ -46,7 +54,4 @@ def build(root: Path, files: int = 10_000, seed: int = 7) -> Path:
             (service / name).write_text(body * rng.randint(1, 4))
             written += 1
     (root / "go.mod").write_text("module example.com/bench\n\ngo 1.22\n\nrequire github.com/gin-gonic/gin v1.9.0\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "synthetic")
-    return root
+    return commit_tree(root, "synthetic")
