@@ -140,7 +140,8 @@ ANCHORED = [rule for rule in CONTENT_RULES if rule.anchor is not None]
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["password", "PASSWORD", "Token", "api_key", "api-key", "SECRET", "auth", "=", ": ",
-                                 " = ", "'", '"', "FAKEvalue00", "x.y", "\n", " ", "İ", "#", "KEY", "credentials"]),
+                                 " = ", "'", '"', "FAKEvalue00", "x.y", "\n", " ", "İ", "é", "😀", "#", "KEY",
+                                 "credentials"]),
                 max_size=14).map("".join))
 def test_anchored_rules_match_as_a_plain_search_does(text: str) -> None:
     """The anchor is a speed-up only: the same spans as the pattern's own finditer."""
