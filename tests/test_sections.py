@@ -46,3 +46,24 @@ def test_build_all_leaves_no_model_to_build_on_first_use() -> None:
     models = [m for m in vars(model).values() if isinstance(m, type) and issubclass(m, model._Model)]
     assert [m.__name__ for m in models if not m.__pydantic_complete__] == ["_Model", "_Sparse"]
     assert sections.adapter.cache_info().currsize == len(RepoContext.model_fields)
+
+
+def test_the_advisory_models_are_deferred_and_build_models_builds_them_all() -> None:
+    """A gather whose packages no advisory names never parses one (~10 ms of its imports); the daemon builds
+    them before it forks (planner/daemon/server.py)."""
+    import subprocess
+    import sys
+
+    from pydantic import BaseModel
+
+    from repocontext.osv import schema
+
+    fresh = subprocess.run([sys.executable, "-c", "from repocontext.osv import schema; "
+                            "print(schema.Advisory.__pydantic_complete__)"], capture_output=True, text=True)
+    assert fresh.stdout.strip() == "False"  # deferred in a new process
+    schema.build_models()
+    models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, BaseModel)
+              and m.__module__ == schema.__name__ and not m.__name__.startswith("_")]
+    assert {m.__name__ for m in models} >= {"Advisory", "Affected", "Range", "Event", "Package", "LoadIssue"}
+    assert [m.__name__ for m in models if not m.__pydantic_complete__] == []
+    assert schema.Advisory.model_validate({"id": "X-1", "affected": None}).affected == []

@@ -143,9 +143,11 @@ def serve(idle: float = IDLE_SECONDS) -> int:
     stamp = code_stamp()  # before importing: a file changed meanwhile makes this daemon stale, not wrong
     for name in PRELOAD:
         importlib.import_module(name)
+    from repocontext.osv.schema import build_models
     from repocontext.sections import build_all
 
     build_all()  # the RepoContext models build their schemas on first use: here, once, not in every child
+    build_models()  # and so do the advisory models
     os.chdir("/")  # hold no folder of the user's busy
     server = Server(path, idle, stamp)
     server.listen()
