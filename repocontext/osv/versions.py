@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import semver
 from packaging.version import InvalidVersion as _PepInvalid
 from packaging.version import Version
+
+if TYPE_CHECKING:  # semver is imported where a SemVer version is first parsed: its package imports its CLI
+    import semver
 
 Scheme = Literal["pep440", "semver", "generic"]
 
@@ -109,6 +111,8 @@ def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=65536)
 def _semver(version: str) -> semver.Version:
+    import semver
+
     text = version.strip().lstrip("=").strip().removeprefix("v")
     try:
         return semver.Version.parse(text, optional_minor_and_patch=True)
