@@ -65,7 +65,6 @@ class ValueRule:
         self.spec = spec
         self.name = spec.name
         self.needles = spec.needles
-        self.byte_needles = tuple(needle.encode() for needle in spec.needles)
         self.deny = spec.deny
         self.min_entropy = spec.min_entropy
         if not lazy:  # a rule file being checked: a bad pattern is an error now
