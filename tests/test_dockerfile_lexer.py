@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repocontext.dockerfile.lexer import LogicalInstruction, heredoc_words, lex, physical_lines
+from repocontext.dockerfile.lexer import LogicalInstruction, heredoc_words, lex
+from repocontext.lines import split_lines
 from repocontext.model import Trivia
 
 
@@ -21,8 +22,8 @@ def instructions(result) -> list[LogicalInstruction]:
 
 
 def test_physical_lines_split_on_newline_only() -> None:
-    assert physical_lines("a\r\nb\x0cc\nd") == ["a\r\n", "b\x0cc\n", "d"]
-    assert physical_lines("") == [] and physical_lines("x\n") == ["x\n"]
+    assert split_lines("a\r\nb\x0cc\nd") == ["a\r\n", "b\x0cc\n", "d"]
+    assert split_lines("") == [] and split_lines("x\n") == ["x\n"]
 
 
 def test_directives_only_at_the_top(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from planner.bundle.view import read_repo_file
 from planner.patch.check import check_patch, split_patch
-from planner.patch.diff import file_diff, split_lines, to_bytes, unified_diff
+from planner.patch.diff import file_diff, to_bytes, unified_diff
 from planner.patch.plan import Edit, apply_edits
 from planner.run.taskbase import reader
+from repocontext.lines import split_lines
 
 # Pieces of lines, as bytes: tabs, trailing blanks, a CR or form feed inside a line, a BOM, UTF-8 beyond ASCII,
 # U+2028 (str.splitlines cuts there, git does not) and bytes that are not UTF-8 (Latin-1 é, 0xff).

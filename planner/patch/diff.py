@@ -19,6 +19,8 @@ import hashlib
 import zlib
 from collections.abc import Mapping
 
+from repocontext.lines import split_lines
+
 CONTEXT = 3
 NO_NEWLINE = "\\ No newline at end of file\n"
 _BINARY_LINE = 52  # bytes per base85 line, as git writes them
@@ -27,16 +29,6 @@ _BINARY_LINE = 52  # bytes per base85 line, as git writes them
 def to_bytes(text: str) -> bytes:
     """The file bytes an exact read decoded into `text`."""
     return text.encode("utf-8", "surrogateescape")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their LF; only the last may lack one. CR, form feed, U+2028 … stay inside a line
-    (str.splitlines would cut there, and the patch would no longer match the file)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 def _quoted(name: str) -> str:

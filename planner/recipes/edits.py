@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 
-from planner.patch.diff import split_lines
 from planner.patch.plan import Edit
+from repocontext.lines import split_lines
 
 
 def file_edits(path: str, before: str, after: str, reason: str, shifted: bool = True) -> list[Edit]:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from repocontext.dockerfile.words import extract_flags, parse_exec, split_words, unquote
+from repocontext.lines import split_lines
 from repocontext.model import Heredoc, Trivia
 
 BLANKS = " \t\v\f\r"
@@ -49,15 +50,6 @@ class Lexed:
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, message)
 
 
-def physical_lines(text: str) -> list[str]:
-    """Lines split on "\\n" only (as Docker does), terminators kept."""
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
 def _body(line: str) -> str:
     return line.rstrip("\r\n")
 
@@ -68,7 +60,7 @@ def _is_comment(body: str) -> bool:
 
 class _Lexer:
     def __init__(self, text: str) -> None:
-        self.lines = physical_lines(text)
+        self.lines = split_lines(text)
         self.out = Lexed()
         self.continuation = re.compile(r"\\[ \t]*\Z")
 

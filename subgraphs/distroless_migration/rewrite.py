@@ -41,11 +41,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from repocontext.dockerfile.lexer import physical_lines
 from repocontext.dockerfile.packages import MANAGERS as GRAMMARS
 from repocontext.dockerfile.packages import script_heredocs
 from repocontext.dockerfile.parser import parse
 from repocontext.dockerfile.shellwords import Command, Token, command_index, commands, tokenize
+from repocontext.lines import split_lines
 from repocontext.model import Instruction
 from subgraphs.distroless_migration.models import ItemBlocker, PackageChange, UnmappedPackage
 from subgraphs.distroless_migration.shell import (
@@ -237,7 +237,7 @@ class RunRewriter:
 
     def _regions(self) -> list[_Region]:
         ins = self.instruction
-        lines = physical_lines(ins.raw)
+        lines = split_lines(ins.raw)
         if not ins.heredocs:
             return [_Region(0, ins.raw, "head", 1 + len(ins.flags))]
         head_len = sum(len(x) for x in lines[: ins.heredocs[0].line - ins.line])
