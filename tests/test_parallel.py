@@ -33,9 +33,12 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_map_ordered_uses_child_processes_and_keeps_order(small_batches: None) -> None:
     assert parallel.can_fork(), "another thread is running: the process path cannot be tested"
-    results = parallel.map_ordered(_pid_and_square, list(range(50)), 2, 1.0)
+    pending = parallel.start_map(_pid_and_square, list(range(50)), 2, 1.0)
+    workers = pending.pids
+    assert len(workers) == 1  # one forked worker; this process is the other once it asks for the results
+    results = pending.result()
     assert [square for _, square in results] == [i * i for i in range(50)]
-    assert os.getpid() not in {pid for pid, _ in results}  # computed in the forked workers
+    assert {pid for pid, _ in results} <= {os.getpid(), *workers}
 
 
 def test_map_ordered_runs_in_process_when_parallelism_does_not_pay(small_batches: None,
@@ -43,7 +46,9 @@ def test_map_ordered_runs_in_process_when_parallelism_does_not_pay(small_batches
     assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 1, 1.0)} == {os.getpid()}
     monkeypatch.setattr(parallel, "BREAK_EVEN_S", 0.5)  # work estimated under the break-even point
     assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2, 0.4)} == {os.getpid()}
-    assert {pid for pid, _ in parallel.map_ordered(_pid_and_square, [1, 2, 3], 2, 0.6)} != {os.getpid()}
+    pending = parallel.start_map(_pid_and_square, [1, 2, 3], 2, 0.6)
+    assert pending.forked
+    assert [square for _, square in pending.result()] == [1, 4, 9]
 
 
 def test_map_ordered_stays_in_process_when_other_threads_run(small_batches: None) -> None:
@@ -74,9 +79,9 @@ def test_chunks_of_equal_costs_are_contiguous_runs_of_equal_count() -> None:
 def test_map_ordered_with_uneven_costs_keeps_the_items_order(small_batches: None) -> None:
     items = list(range(40))
     costs = [50.0 if i % 13 == 0 else 1.0 for i in items]
-    results = parallel.map_ordered(_pid_and_square, items, 2, costs)
-    assert [square for _, square in results] == [i * i for i in items]
-    assert os.getpid() not in {pid for pid, _ in results}
+    pending = parallel.start_map(_pid_and_square, items, 2, costs)
+    assert pending.forked
+    assert [square for _, square in pending.result()] == [i * i for i in items]
 
 
 def test_map_ordered_raises_what_the_function_raises(small_batches: None) -> None:
@@ -170,3 +175,95 @@ def test_a_daemonic_worker_maps_in_process(small_batches: None) -> None:
         found = pool.map(_forks_from_a_daemonic_worker, [0])[0]
     assert [square for _, square in found] == [n * n for n in range(20)]
     assert len({pid for pid, _ in found}) == 1 and found[0][0] != os.getpid()
+
+
+_TEST_PROCESS = os.getpid()
+
+
+def _exits(item: int) -> int:
+    if os.getpid() != _TEST_PROCESS:
+        os._exit(7)  # a forked worker dies at its first item (as when the kernel kills it for memory)
+    return item
+
+
+def _wait_until_ended(pid: int) -> None:
+    """Block until child `pid` has ended, leaving it to be reaped (WNOWAIT): the code under test reaps it."""
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+
+
+_told: list[int] = []  # the write end of a pipe a forked worker tells its niceness through (test_workers_run_…)
+
+
+def _niceness_and_item(item: int) -> tuple[int, int]:
+    nice = os.nice(0)
+    if os.getpid() != _TEST_PROCESS and _told:
+        os.write(_told[0], bytes([nice]))
+    return nice, item
+
+
+def test_start_map_returns_before_the_results_and_keeps_their_order(small_batches: None, tmp_path: Path) -> None:
+    """The workers compute while the caller goes on; results come back in item order, large ones too (more than
+    a pipe holds: each worker sends its results once its work is done, so none waits on the caller)."""
+    gate = tmp_path / "gate"
+    items = list(range(40))
+
+    def wait_then_pad(item: int) -> bytes:
+        while not gate.exists():  # the caller opens the gate after start_map returned
+            os.sched_yield()
+        return bytes([item]) * 20_000
+
+    pending = parallel.start_map(wait_then_pad, items, 2, 1.0)
+    assert pending.forked
+    gate.write_text("open")
+    assert pending.result() == [bytes([i]) * 20_000 for i in items]
+    assert pending.result() is pending.result()  # collected once
+
+
+def test_start_map_without_parallelism_computes_on_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "BREAK_EVEN_S", 10.0)
+    calls: list[int] = []
+    pending = parallel.start_map(lambda item: calls.append(item) or item, [1, 2, 3], 2, 1.0)
+    assert not pending.forked and calls == []  # nothing ran yet
+    assert pending.result() == [1, 2, 3] and calls == [1, 2, 3]
+
+
+def test_a_worker_that_dies_is_reported_and_reaped(small_batches: None) -> None:
+    pending = parallel.start_map(_exits, list(range(10)), 3, 1.0)
+    pids = pending.pids
+    assert len(pids) == 2
+    for pid in pids:  # both took a chunk and died, before this process takes any
+        _wait_until_ended(pid)
+    with pytest.raises(parallel.WorkerDied, match="exit status 7"):
+        pending.result()
+    assert pending.pids == []
+    for pid in pids:
+        with pytest.raises(ChildProcessError):  # waited for already
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_cancel_stops_and_reaps_the_workers(small_batches: None) -> None:
+    pending = parallel.start_map(lambda item: threading.Event().wait(60), list(range(4)), 3, 1.0)
+    pids = pending.pids
+    assert len(pids) == 2
+    pending.cancel()  # at once: the workers' minute-long waits are not waited for
+    assert pending.pids == []
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_workers_run_at_the_niceness_asked(small_batches: None) -> None:
+    own = os.nice(0)
+    heard, told = os.pipe()
+    _told.append(told)
+    try:
+        pending = parallel.start_map(_niceness_and_item, list(range(64)), 3, 1.0, nice=5)
+        assert len(pending.pids) == 2  # three workers: two forked, and this process once it asks for the results
+        assert os.read(heard, 1)[0] == min(own + 5, 19)  # blocks until a worker has computed an item
+        found = pending.result()
+    finally:
+        _told.clear()
+        os.close(told)
+        os.close(heard)
+    assert {nice for nice, _ in found} <= {own, min(own + 5, 19)}  # this process computes at its own
+    assert [item for _, item in found] == list(range(64))
