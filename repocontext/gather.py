@@ -22,6 +22,11 @@ from repocontext.probes import ALL_PROBES
 from repocontext.sections import validate as validate_section
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
+# The niceness of the workers started early for any probe but the first to start (see start_early): the
+# lowest priority, so they take only the cores the first one's workers and this process leave. Measured on
+# docker/awesome-compose (lockfiles first, then call sites and containers): 0.89 s with all alike, 0.85 s at
+# nice 5, 0.82 s at 19.
+LATER_NICE = 19
 
 
 class GatherError(RuntimeError):
@@ -96,24 +101,74 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
     key_fingerprints: dict[str, str] = {}
     previous_runs = (previous or {}).get("meta", {}).get("probes", {})
     ctx = ProbeContext(root=root, files=files, options=options, upstream=data, workers=workers)
-    for done, probe in enumerate(probes, start=1):
-        if progress:
-            progress(probe.name, done, total)
-        fingerprint = probe.fingerprint(ctx, key_fingerprints)
-        old = previous_runs.get(probe.name)
-        if previous is not None and old and old.get("inputs_hash") == fingerprint:
-            diagnostics.extend(carry(probe, previous, data))
-            runs[probe.name] = probe_run(probe, ctx, fingerprint, reused=True)
-        else:
-            found = run_probe(probe, ctx, data, cache)
-            diagnostics.extend(found)
-            runs[probe.name] = probe_run(probe, ctx, fingerprint, reusable=not budget.exceeded(found))
-        for key in probe.produces:
-            key_fingerprints[key] = fingerprint
+    # Which probes reuse their previous output is known before any runs (a fingerprint covers inputs, never
+    # outputs), so the per-file analyses of the others can start at once. A first gather runs every probe
+    # and fingerprints each after its run, when what it worked out (the containers probe's parses) serves.
+    fingerprints = _fingerprints(probes, ctx) if previous is not None else {}
+    fresh = [probe for probe in probes if not _reusable(previous_runs.get(probe.name), fingerprints.get(probe.name))]
+    try:
+        start_early(ctx, fresh, cache)
+        for done, probe in enumerate(probes, start=1):
+            if progress:
+                progress(probe.name, done, total)
+            if probe in fresh:
+                found = run_probe(probe, ctx, data, cache)
+                diagnostics.extend(found)
+                fingerprint = fingerprints.get(probe.name) or probe.fingerprint(ctx, key_fingerprints)
+                runs[probe.name] = probe_run(probe, ctx, fingerprint, reusable=not budget.exceeded(found))
+            else:
+                fingerprint = fingerprints[probe.name]
+                diagnostics.extend(carry(probe, previous or {}, data))
+                runs[probe.name] = probe_run(probe, ctx, fingerprint, reused=True)
+            for key in probe.produces:
+                key_fingerprints[key] = fingerprint
+    finally:
+        for started in ctx.started.values():
+            started.pending.cancel()
     if progress:
         progress("done", total, total)
     indexed = {"files": (data["files"], files), "denied": (data["denied"], denied)}
     return _assemble(data, indexed, diagnostics, snapshot_meta(root, index, runs))
+
+
+def _fingerprints(probes: Sequence[Probe], ctx: ProbeContext) -> dict[str, str]:
+    """Each probe's fingerprint, in order (a probe's covers those of the keys it requires)."""
+    found: dict[str, str] = {}
+    by_key: dict[str, str] = {}
+    for probe in probes:
+        found[probe.name] = probe.fingerprint(ctx, by_key)
+        by_key.update(dict.fromkeys(probe.produces, found[probe.name]))
+    return found
+
+
+def _reusable(old: Mapping[str, Any] | None, fingerprint: str | None) -> bool:
+    """Whether a probe's previous run (its meta record) stands: its inputs hash is this gather's fingerprint."""
+    return bool(old) and fingerprint is not None and old.get("inputs_hash") == fingerprint  # type: ignore[union-attr]
+
+
+def start_early(ctx: ProbeContext, probes: Sequence[Probe], cache: dict[str, dict[str, Any]] | None) -> None:
+    """Begin the costly work of the probes that will run (their per-file analyses, the lockfiles' parses) in
+    forked workers, where that pays (see Probe.start): it runs while this process runs the probes before
+    them, and each probe takes its results at its turn (ctx.started). Probes need their results in probe
+    order: the first probe's workers run at this process's priority, and those of the later ones at the
+    lowest (LATER_NICE), so the work needed first gets the cores first. Then each probe loads what its run
+    needs (Probe.warm) while the workers run."""
+    names = {probe.name for probe in probes}
+    for probe in probes:
+        if isinstance(probe, PerFileProbe) and not names.isdisjoint(probe.analyses_reused_from):
+            continue  # it will reuse what an earlier probe analyses
+        slot = cache.get(probe.slot, {}) if cache is not None and isinstance(probe, PerFileProbe) else {}
+        try:
+            started = probe.start(ctx, slot, LATER_NICE if ctx.started else 0)
+        except Exception:  # noqa: BLE001 - its run meets the same problem and reports it as its own
+            continue
+        if started is not None:
+            ctx.started[probe.name] = started
+    for probe in probes:  # after every fork: the workers run meanwhile
+        try:
+            probe.warm(ctx)
+        except Exception:  # noqa: BLE001 - as above
+            continue
 
 
 def scan_tree(root: Path, previous_shas: Mapping[str, str], known: Mapping[str, Mapping[str, Any]] | None = None,

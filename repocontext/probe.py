@@ -67,6 +67,36 @@ def index_diff(previous: Mapping[str, str], files: Sequence[FileRecord]) -> dict
     return diff
 
 
+@dataclass(frozen=True)
+class Analyses:
+    """A PerFileProbe's plan over its input files (see PerFileProbe.plan)."""
+
+    records: list[FileRecord]  # the input files, in index order
+    keys: list[str]  # their cache keys, "path\0sha"
+    todo: dict[str, FileRecord]  # analysis key → the first record needing it (files not in the cache)
+    shared: dict[str, str]  # cache key → analysis key, for the records not in the cache
+
+
+@dataclass(frozen=True)
+class Started:
+    """A probe's costly work, begun in forked workers ahead of the probe's turn (see Probe.start)."""
+
+    keys: list[Any]  # what was started (a PerFileProbe's analysis keys, in order): the probe checks it
+    pending: parallel.Pending
+
+
+def take_started(ctx: ProbeContext, name: str, keys: list[Any]) -> parallel.Pending | None:
+    """The work `start` began for probe `name`, if it began the work now wanted (`keys`); work begun for
+    anything else is cancelled."""
+    started = ctx.started.pop(name, None)
+    if started is None:
+        return None
+    if started.keys != keys:
+        started.pending.cancel()
+        return None
+    return started.pending
+
+
 @dataclass
 class ProbeContext:
     """What a probe may look at: the file index, the work tree (read-only), options."""
@@ -79,6 +109,7 @@ class ProbeContext:
     # Per-file results of the PerFileProbes run so far in this gather: probe name → {"path\0sha": result}.
     analysed: dict[str, dict[str, Any]] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # values worked out once per gather (see Probe._extra)
+    started: dict[str, Started] = field(default_factory=dict)  # probe name → its costly work, begun early
     # A re-gather's probe cache: cached(slot, "path\0sha") is a per-file result of an earlier gather, KeyError
     # when there is none (a probe may reuse one instead of reading the file again).
     cached: Callable[[str, str], Any] | None = None
@@ -187,6 +218,18 @@ class Probe:
         """Anything besides input files and options that changes the output (e.g. an advisory DB)."""
         return ""
 
+    def start(self, ctx: ProbeContext, cache: Mapping[str, Any], nice: int = 0) -> Started | None:
+        """Begin the costly part of this probe's run in forked workers, when it has such a part that depends on
+        no upstream key and forking pays (parallel.start_map); `run` takes the results (ctx.started). The
+        gather calls it for each probe that will run, before the first one runs, so the workers use the
+        cores the serial probes leave idle. `cache`: the probe's cache slot (PerFileProbes); `nice`: the
+        workers' added niceness (see start_map). None: nothing started."""
+        return None
+
+    def warm(self, ctx: ProbeContext) -> None:
+        """Load what the run will need (an index, modules), in this process, while the started work runs: the
+        gather calls it after every probe's `start`. Nothing by default."""
+
     def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: Mapping[str, str]) -> str:
         """A hash of everything the output depends on; equal hash ⇒ the old output is reused."""
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0{RULES_DIGEST}\0".encode())
@@ -245,6 +288,10 @@ class PerFileProbe(Probe):
     # must be unchanged (equal fingerprint or equal value).
     incremental_upstream: ClassVar[tuple[str, ...]] = ()
 
+    # Probes whose per-file results this one's `analyze` reuses when they ran earlier in the same gather (see
+    # ProbeContext.analysed): while one of them is to run, this probe's analyses are not started early.
+    analyses_reused_from: ClassVar[tuple[str, ...]] = ()
+
     # What `analyze` costs, to decide whether forking workers pays: measured for the call-site scanners (a
     # Django site's 575 source files, 1.9 MB: 0.27 s to read, parse and visit in one process).
     SECONDS_PER_FILE: ClassVar[float] = 5e-5
@@ -271,8 +318,23 @@ class PerFileProbe(Probe):
         """Run, reusing `cache` ("path\\0sha" → result); returns the output and the new cache.
 
         Files not in the cache are analysed once per distinct (blob, content class), in `ctx.workers`
-        processes when there are many of them.
+        processes when there are many of them, or taken from the analyses `start_analyses` began.
         """
+        plan = self.plan(ctx, cache)
+        started = take_started(ctx, self.name, list(plan.todo))
+        done = (started or self.start_analyses(ctx, plan)).result()
+        analysed = dict(zip(plan.todo, done, strict=True))
+        fresh: dict[str, Any] = {}
+        results: dict[str, Any] = {}
+        for record, key in zip(plan.records, plan.keys, strict=True):
+            result = cache[key] if key in cache else analysed[plan.shared[key]]
+            fresh[key] = result
+            results[record.path] = result
+        ctx.analysed[self.name] = fresh
+        return self.combine(ctx, results), fresh
+
+    def plan(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> Analyses:
+        """The input files, and which of them need analysing: those not in `cache`, one per (blob, class)."""
         records = ctx.matching(self.inputs)
         keys = [f"{record.path}\0{record.sha}" for record in records]
         todo: dict[str, FileRecord] = {}  # analysis key → the first record needing it
@@ -282,20 +344,24 @@ class PerFileProbe(Probe):
                 content = self.content_class(record.path)
                 shared[key] = key if content is None or path_rule(record.path) else f"\0{content}\0{record.sha}"
                 todo.setdefault(shared[key], record)
+        return Analyses(records, keys, todo, shared)
+
+    def start(self, ctx: ProbeContext, cache: Mapping[str, Any], nice: int = 0) -> Started | None:
+        """The analyses of the files not in `cache`, when forking workers for them pays."""
+        plan = self.plan(ctx, cache)
+        pending = self.start_analyses(ctx, plan, nice)
+        return Started(list(plan.todo), pending) if pending.forked else None
+
+    def start_analyses(self, ctx: ProbeContext, plan: Analyses, nice: int = 0) -> parallel.Pending:
+        """`analyze` over the plan's files to do, started (see parallel.start_map)."""
         workers = 1 if self.analysis_is_cheap(ctx) else ctx.workers
-        batch = list(todo.values())
-        costs = [self.SECONDS_PER_FILE + record.size * self.SECONDS_PER_BYTE for record in batch]
+        batch = list(plan.todo.values())
         self.prepare(batch)
-        done = parallel.map_ordered(lambda record: self.analyze(ctx, record), batch, workers, costs)
-        analysed = dict(zip(todo, done, strict=True))
-        fresh: dict[str, Any] = {}
-        results: dict[str, Any] = {}
-        for record, key in zip(records, keys, strict=True):
-            result = cache[key] if key in cache else analysed[shared[key]]
-            fresh[key] = result
-            results[record.path] = result
-        ctx.analysed[self.name] = fresh
-        return self.combine(ctx, results), fresh
+        return parallel.start_map(lambda record: self.analyze(ctx, record), batch, workers, self.costs(batch), nice)
+
+    def costs(self, batch: Sequence[FileRecord]) -> list[float]:
+        """Each file's estimated analysis time, from the measured rates."""
+        return [self.SECONDS_PER_FILE + record.size * self.SECONDS_PER_BYTE for record in batch]
 
     def run_incremental(self, ctx: ProbeContext, previous: Mapping[str, Any], changes: Mapping[str, tuple[Any, Any]],
                         previous_diagnostics: Sequence[Diagnostic] = (),

@@ -47,6 +47,10 @@ class ContainersProbe(PerFileProbe):
     applies_to_tasks = ("distroless-migration",)
     inputs = DOCKERFILE_GLOBS + SCRIPT_GLOBS + YAML_GLOBS
     produces = ("containers",)
+    # Measured on docker/awesome-compose and instana/robot-shop (78 and 70 files, 49 and 46 KB: 46 and 32 ms):
+    # a Dockerfile's parse or a YAML document's load, about a microsecond a byte.
+    SECONDS_PER_FILE = 1e-4
+    SECONDS_PER_BYTE = 8e-7
 
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         # Files copied into a final image are read for their shebang whatever their name.
@@ -112,8 +116,11 @@ class ContainersProbe(PerFileProbe):
                 diagnostics.append(self.diagnostic("not read (binary, too large or secret-looking)", path))
                 result.dockerfiles.append(Dockerfile(path=path))
                 continue
-            dockerfile = Dockerfile.model_validate(found["parsed"])
-            diagnostics += [self.diagnostic(message, path, line) for line, message in found["problems"]]
+            dockerfile, problems = _stored_parse(found)
+            # A first gather fingerprints this probe after its run: the parse is known now, as a re-gather
+            # knows it from the probe cache (_cached_parse).
+            ctx.memo.setdefault(_parse_key(record), (dockerfile, problems))
+            diagnostics += [self.diagnostic(message, path, line) for line, message in problems]
             result.dockerfiles.append(dockerfile)
             result.shell_evidence += evidence(dockerfile, path, paths, ctx.read_text, _copied(ctx, record, dockerfile))
 
@@ -145,7 +152,7 @@ def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfil
     which copied files the evidence reads, and `analyze` needs it again. In a re-gather an unchanged
     Dockerfile's parse comes from the probe cache (this probe's own result for that blob) instead of parsing
     every Dockerfile again for the fingerprint. None when it cannot be read."""
-    key = f"containers-parse:{record.path}\0{record.sha}"
+    key = _parse_key(record)
     if key not in ctx.memo:
         found = _cached_parse(ctx, record, slot)
         ctx.memo[key] = _parse_now(ctx, record) if found is _MISSING else found
@@ -153,6 +160,10 @@ def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfil
 
 
 _MISSING = object()
+
+
+def _parse_key(record: FileRecord) -> str:
+    return f"containers-parse:{record.path}\0{record.sha}"
 
 
 def _listing(ctx: ProbeContext) -> Listing:
@@ -185,8 +196,11 @@ def _cached_parse(ctx: ProbeContext, record: FileRecord, slot: str) -> Any:
     if not isinstance(result, dict) or "dockerfile" not in result:
         return _MISSING
     found = result["dockerfile"]
-    if found is None:
-        return None
+    return None if found is None else _stored_parse(found)
+
+
+def _stored_parse(found: Mapping[str, Any]) -> tuple[Dockerfile, list[tuple[int | None, str]]]:
+    """A Dockerfile's parse from its analysis result (`analyze`'s "dockerfile" entry)."""
     return Dockerfile.model_validate(found["parsed"]), [(line, message) for line, message in found["problems"]]
 
 

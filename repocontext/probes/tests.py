@@ -81,6 +81,7 @@ class TestsProbe(PerFileProbe):
     inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod", "**/vitest.config.*", "**/vitest.workspace.*")
     requires = ("call_sites",)
     incremental_upstream = ("call_sites",)
+    analyses_reused_from = ("call_sites",)  # a test file's scan is the one call_sites made
     produces = ("tests",)
 
     def run_cached(self, ctx: ProbeContext, cache: Mapping[str, Any]) -> tuple[ProbeOutput, dict[str, Any]]:
