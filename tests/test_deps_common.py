@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from repocontext.deps.common import (
     declared,
     exact_pep440,
-    group_by_name,
     guessed_roots,
     is_dev_name,
     lock_graph,
@@ -16,6 +15,7 @@ from repocontext.deps.common import (
     pypi_name,
     shortest_paths,
 )
+from repocontext.deps.locks import grouped, row
 from repocontext.model import Dependency
 
 
@@ -52,10 +52,11 @@ def test_declared_and_grouping_are_deterministic() -> None:
         Dependency(ecosystem="PyPI", name="a", file="a.txt", line=None),
         Dependency(ecosystem="PyPI", name="b", file="a.txt", line=5, kind="constraint", direct=False),
     ]
-    grouped = group_by_name(deps)
-    assert list(grouped) == ["a", "b"]
-    assert [(d.ecosystem, d.file) for d in grouped["b"]] == [("PyPI", "a.txt"), ("PyPI", "z.txt"),
-                                                              ("npm", "p/package.json")]
+    by_name = grouped([row(d) for d in deps])
+    assert list(by_name) == ["a", "b"]
+    assert [(d["ecosystem"], d["file"]) for d in by_name["b"]] == [("PyPI", "a.txt"), ("PyPI", "z.txt"),
+                                                                   ("npm", "p/package.json")]
+    assert by_name["a"] == [deps[2].model_dump(exclude_none=True)]
     assert declared(deps) == {"b": False, "a": False}
     assert declared(deps[:1]) == {"b": True}
 

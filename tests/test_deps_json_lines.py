@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repocontext.deps import json_lines
-from repocontext.deps.json_lines import ELEMENT, key_lines, parsed_key_lines
+from repocontext.deps.json_lines import ELEMENT, key_lines, nested_key_lines, parsed_key_lines
 
 TEXT = """\
 {
@@ -99,3 +99,38 @@ def test_parsed_key_lines_on_lockfile_shapes() -> None:
     assert lines[("dependencies", "c")] == 17
     duplicated = '{\n  "a": 1,\n  "a": 2\n}'  # the print of the parsed object has one "a": tokenized
     assert parsed_key_lines(duplicated, json.loads(duplicated)) == {("a",): 2}
+
+
+def _dependency_tree(draw: st.DrawFn, depth: int) -> dict[str, Any]:
+    names = draw(st.lists(st.text(min_size=1, max_size=4), max_size=3, unique=True))
+    tree: dict[str, Any] = {}
+    for name in names:
+        entry: dict[str, Any] = {"version": draw(st.sampled_from(["1.0.0", "2.1.3"]))}
+        if draw(st.booleans()):
+            entry["requires"] = draw(st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2))
+        if draw(st.booleans()):
+            entry["bin"] = draw(st.lists(st.integers(0, 9), max_size=2))
+        if depth and draw(st.booleans()):
+            entry["dependencies"] = _dependency_tree(draw, depth - 1)
+        tree[name] = entry
+    return tree
+
+
+@st.composite
+def _v1_locks(draw: st.DrawFn) -> dict[str, Any]:
+    return {"name": "x", "lockfileVersion": 1, "requires": True, "dependencies": _dependency_tree(draw, 3),
+            "other": draw(st.sampled_from([{}, [], {"dependencies": {"z": {}}}]))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(_v1_locks())
+def test_nested_key_lines_agree_with_the_tokenizer_on_every_dependency_path(lock: dict[str, Any]) -> None:
+    """On the paths an npm v1 lockfile's reader asks for, the structure walk gives the tokenizer's lines."""
+    text = orjson.dumps(lock, option=orjson.OPT_INDENT_2).decode() + "\n"
+    found = nested_key_lines(text, lock, "dependencies")
+    everything = key_lines(text)
+    wanted = {path: line for path, line in everything.items()
+              if len(path) % 2 == 0 and all(path[i] == "dependencies" for i in range(0, len(path), 2))}
+    assert found == wanted
+    compact = json.dumps(lock)  # not the two-space print: tokenized, every key path
+    assert nested_key_lines(compact, lock, "dependencies") == key_lines(compact)

@@ -210,14 +210,6 @@ def sort_key(dep: Dependency) -> tuple[str, str, int, str, str, str]:
             dep.version or "", dep.constraint or "")
 
 
-def group_by_name(deps: Iterable[Dependency]) -> dict[str, list[Dependency]]:
-    """name → records, keys sorted, records sorted by ecosystem, file, line."""
-    grouped: dict[str, list[Dependency]] = {}
-    for dep in sorted(deps, key=sort_key):
-        grouped.setdefault(dep.name, []).append(dep)
-    return dict(sorted(grouped.items()))
-
-
 def read_toml(path: str, text: str) -> dict[str, Any] | Parsed:
     """The TOML document, or a Parsed carrying the one error (with its line) when it is invalid."""
     try:

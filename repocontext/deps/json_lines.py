@@ -28,6 +28,7 @@ import orjson
 _TOKEN = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|[{}\[\]]')
 
 ELEMENT = -1  # the path element standing for any array element
+_MAX_KEYS = 64  # key_lines' default max_depth: the longest key path recorded
 
 KeyPath = tuple[str | int, ...]
 
@@ -70,16 +71,62 @@ def parsed_key_lines(text: str, data: Any, max_depth: int = 64) -> dict[KeyPath,
     its two-space pretty print. Equality with that print proves the layout the walk assumes: one line per
     key or array element, `{}` and `[]` on one line, a closing bracket on a line of its own, no duplicate
     keys (they would be missing from the print). Any other text is tokenized."""
-    try:
-        printed = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:  # integers beyond 64 bits, lone surrogates, very deep nesting
-        return key_lines(text, max_depth)
-    if text != printed and text != printed + "\n":
+    if not _is_print_of(text, data):
         return key_lines(text, max_depth)
     lines: dict[KeyPath, int] = {}
     if data and isinstance(data, (dict, list)):
         _walk(data, (), 1, max_depth, lines)
     return lines
+
+
+def nested_key_lines(text: str, data: Any, member: str) -> dict[KeyPath, int]:
+    """The lines `key_lines(text)` gives for the paths (member, k1, member, k2, …): the keys of the top-level
+    object's `member` object and, recursively, of the `member` object inside each of their values (an npm
+    v1 lockfile's `dependencies` tree). Computed from `data` as parsed_key_lines does, recording only those
+    paths: a v1 lockfile's other keys (versions, hashes, `requires`) are four in five of its keys. Any other
+    layout is tokenized, and then every key path is in the result."""
+    if not _is_print_of(text, data):
+        return key_lines(text)
+    lines: dict[KeyPath, int] = {}
+    if data and isinstance(data, dict):
+        _entry(data, (), 1, member, lines)
+    return lines
+
+
+def _is_print_of(text: str, data: Any) -> bool:
+    try:
+        printed = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:  # integers beyond 64 bits, lone surrogates, very deep nesting
+        return False
+    return text == printed or text == printed + "\n"
+
+
+def _entry(value: dict[str, Any], path: KeyPath, line: int, member: str, lines: dict[KeyPath, int]) -> int:
+    """Walk a non-empty object printed from `line` (an entry, or the top level): only its `member` object is
+    descended into; return its closing line."""
+    for key, inner in value.items():
+        line += 1
+        if inner and isinstance(inner, (dict, list)):
+            if key == member and isinstance(inner, dict):
+                line = _members(inner, (*path, key), line, member, lines)
+            else:
+                line += _span(inner)
+    return line + 1
+
+
+def _members(value: dict[str, Any], path: KeyPath, line: int, member: str, lines: dict[KeyPath, int]) -> int:
+    """Record the line of each key of a non-empty `member` object printed from `line`; return its closing
+    line."""
+    for key, entry in value.items():
+        line += 1
+        entry_path = (*path, key)
+        if len(entry_path) <= _MAX_KEYS:
+            lines.setdefault(entry_path, line)
+        if entry and isinstance(entry, dict):
+            line = _entry(entry, entry_path, line, member, lines)
+        elif entry and isinstance(entry, list):
+            line += _span(entry)
+    return line + 1
 
 
 def _walk(value: Any, path: KeyPath, line: int, max_depth: int, lines: dict[KeyPath, int]) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repocontext.deps.common import Issue, Parsed, no_manifest_issue
-from repocontext.deps.json_lines import KeyPath, parsed_key_lines
+from repocontext.deps.json_lines import KeyPath, nested_key_lines, parsed_key_lines
 from repocontext.deps.npm import SECTIONS, load_json
 from repocontext.model import Dependency
 
@@ -160,7 +160,7 @@ def parse_package_lock(path: str, text: str, declared: dict[str, bool] | None) -
     if isinstance(data.get("packages"), dict) and data["packages"]:
         nodes = _v2_nodes(data["packages"], parsed_key_lines(text, data, max_depth=2))
     elif isinstance(data.get("dependencies"), dict):
-        nodes = _v1_nodes(data["dependencies"], parsed_key_lines(text, data))
+        nodes = _v1_nodes(data["dependencies"], nested_key_lines(text, data, "dependencies"))
     else:
         return Parsed(issues=[Issue("lockfile has neither `packages` nor `dependencies`", path, None, "info")])
     if not any(not n.installed for n in nodes.values()):

@@ -15,17 +15,19 @@ run.
 from __future__ import annotations
 
 import hashlib
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from repocontext.deps.common import Include, Issue, Parsed, declared, group_by_name
+from repocontext import parallel
+from repocontext.deps import locks
+from repocontext.deps.common import Include, Issue, Parsed
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
 from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
-from repocontext.model import Dependency, sparse_dump
-from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput
+from repocontext.model import Dependency
+from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput, Started, take_started
 
 __all__ = ["MANIFEST_GLOBS", "REQUIREMENTS_GLOBS", "DependenciesProbe"]
 
@@ -42,16 +44,19 @@ _POINTERS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _parser(target: str) -> Callable[..., Any]:
-    """`module:function` of repocontext.deps, imported when a file of its format is first met: a gather
-    imports only the parsers of the formats the repository holds (start-up cost of a small repository)."""
-    module, _, name = target.partition(":")
-    found: Callable[..., Any] = getattr(importlib.import_module(f"repocontext.deps.{module}"), name)
-    return found
-
-
 _Texts = dict[str, str | None]
+_DECLARED = "dependencies:declared"  # ctx.memo: what `start` worked out for `run`
 
+
+@dataclass
+class _Declared:
+    """The manifests' side of a run: the parsed declarations, and what the lockfiles' parses need of them."""
+
+    by_name: dict[str, list[str]]
+    texts: _Texts  # every matched file but the lockfiles (the lock jobs read those)
+    result: Parsed
+    manifests: locks.Manifests
+    yarn_dirs: set[str]  # the folders holding a yarn.lock (each serves the package.json files below it)
 
 
 class DependenciesProbe(Probe):
@@ -77,45 +82,58 @@ class DependenciesProbe(Probe):
             digest.update(f"{path}\0{record.sha if record else '-'}\0".encode())
         return digest.hexdigest()
 
+    def start(self, ctx: ProbeContext, cache: Mapping[str, Any], nice: int = 0) -> Started | None:
+        """The lockfiles' parses (most of a run when there are large ones), when forking workers pays; the
+        manifests they need are parsed here first."""
+        ctx.memo[_DECLARED] = found = self._declare(ctx)
+        jobs = _lock_jobs(found.by_name)
+        costs = [locks.SECONDS_PER_FILE + _size(ctx, path) * locks.SECONDS_PER_BYTE for _, path in jobs]
+        pending = parallel.start_map(lambda job: self._lock(ctx, found, job), jobs, ctx.workers, costs, nice)
+        return Started(jobs, pending) if pending.forked else None
+
     def run(self, ctx: ProbeContext) -> ProbeOutput:
+        found: _Declared = ctx.memo.pop(_DECLARED, None) or self._declare(ctx)
+        result = found.result
+        jobs = _lock_jobs(found.by_name)
+        started = take_started(ctx, self.name, jobs)
+        parsed = started.result() if started is not None else [self._lock(ctx, found, job) for job in jobs]
+        _go(found.by_name, found.texts, result)
+        rows = [locks.row(d) for d in result.deps]
+        for lock in parsed:
+            result.issues += lock.issues
+            rows += lock.rows
+        return ProbeOutput(
+            values={"dependencies": locks.grouped(rows)},
+            diagnostics=[self.diagnostic(i.message, i.file, i.line, i.level)
+                         for i in sorted(result.issues, key=lambda i: (i.file or "", i.line or 0, i.message))],
+        )
+
+    def _declare(self, ctx: ProbeContext) -> _Declared:
+        """Every manifest and requirement file parsed; the lockfiles are left to `_lock`."""
         by_name = _grouped(ctx)
         result = Parsed()
-        texts = {p: self._read(ctx, p, result) for paths in by_name.values() for p in paths}
+        texts = {p: self._read(ctx, p, result) for name, paths in by_name.items() if name not in locks.LOCKS
+                 for p in paths}
         pointed = _parse_pointers(by_name, texts)
         result.extend(pointed)
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
         result.extend(parse_requirements(roots, ctx.read_text, constraint_roots))
-        python = self._manifests(by_name.get("pyproject.toml", []), texts, result, parse_pyproject)
-        pipenv = self._manifests(by_name.get("Pipfile", []), texts, result, "pipfile:parse_pipfile")
-        node = self._manifests(by_name.get("package.json", []), texts, result, "npm:parse_package_json")
-        for lock, parser, manifests in (("poetry.lock", "poetry_lock:parse_poetry_lock", python),
-                                        ("uv.lock", "uv_lock:parse_uv_lock", python),
-                                        ("Pipfile.lock", "pipfile:parse_pipfile_lock", pipenv),
-                                        ("package-lock.json", "npm_lock:parse_package_lock", node),
-                                        ("npm-shrinkwrap.json", "npm_lock:parse_package_lock", node)):
-            for path in by_name.get(lock, []):
-                text = texts[path]
-                if text is not None:
-                    found = manifests.get(_directory(path))
-                    result.extend(_parser(parser)(path, text, declared(found) if found is not None else None))
-        yarn_dirs = {_directory(p) for p in by_name.get("yarn.lock", [])}
-        for path in by_name.get("yarn.lock", []):
-            text = texts[path]
-            if text is not None:
-                served = [d for folder, deps in node.items() if _nearest(folder, yarn_dirs) == _directory(path)
-                          for d in deps]
-                result.extend(_parser("yarn_lock:parse_yarn_lock")(path, text, served))
-        for path in by_name.get("pnpm-lock.yaml", []):
-            text = texts[path]
-            if text is not None:
-                result.extend(_parser("pnpm_lock:parse_pnpm_lock")(path, text))
-        _go(by_name, texts, result)
-        grouped = group_by_name(result.deps)
-        return ProbeOutput(
-            values={"dependencies": {name: [sparse_dump(d) for d in deps] for name, deps in grouped.items()}},
-            diagnostics=[self.diagnostic(i.message, i.file, i.line, i.level)
-                         for i in sorted(result.issues, key=lambda i: (i.file or "", i.line or 0, i.message))],
-        )
+        manifests = {
+            "pyproject.toml": self._manifests(by_name.get("pyproject.toml", []), texts, result, parse_pyproject),
+            "Pipfile": self._manifests(by_name.get("Pipfile", []), texts, result, "pipfile:parse_pipfile"),
+            "package.json": self._manifests(by_name.get("package.json", []), texts, result,
+                                            "npm:parse_package_json"),
+        }
+        return _Declared(by_name, texts, result, manifests, {locks.directory(p) for p in by_name.get("yarn.lock", [])})
+
+    def _lock(self, ctx: ProbeContext, found: _Declared, job: tuple[str, str]) -> locks.LockResult:
+        """One lockfile's rows (in a worker, when `start` forked them)."""
+        kind, path = job
+        read = Parsed()
+        text = self._read(ctx, path, read)
+        if text is None:
+            return locks.LockResult(read.issues)
+        return locks.parse_lock(kind, path, text, found.manifests, found.yarn_dirs)
 
     def _read(self, ctx: ProbeContext, path: str, result: Parsed) -> str | None:
         text = ctx.read_text(path)
@@ -130,16 +148,16 @@ class DependenciesProbe(Probe):
     @staticmethod
     def _manifests(paths: list[str], texts: _Texts, result: Parsed,
                    parser: Callable[[str, str], Parsed] | str) -> dict[str, list[Dependency]]:
-        """Parse each manifest (`parser`: a function or its `_parser` target); return directory → its
+        """Parse each manifest (`parser`: a function or its `locks.parser` target); return directory → its
         declarations (for the lockfile beside it)."""
         found: dict[str, list[Dependency]] = {}
         for path in paths:
             text = texts[path]
             if text is None:
                 continue
-            parsed = (_parser(parser) if isinstance(parser, str) else parser)(path, text)
+            parsed = (locks.parser(parser) if isinstance(parser, str) else parser)(path, text)
             result.extend(parsed)
-            found[_directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
+            found[locks.directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
         return found
 
 
@@ -162,7 +180,7 @@ def _parse_pointers(by_name: dict[str, list[str]], texts: _Texts) -> Parsed:
         for path in by_name.get(name, []):
             text = texts.get(path)
             if text is not None:
-                result.extend(_parser(parser)(path, text))
+                result.extend(locks.parser(parser)(path, text))
     return result
 
 
@@ -188,12 +206,12 @@ def _go(by_name: dict[str, list[str]], texts: _Texts, result: Parsed) -> None:
     from repocontext.deps.gomod import gosum_versions, parse_gomod
     from repocontext.deps.gosum import build_list
 
-    sums = {_directory(p): texts[p] for p in by_name.get("go.sum", [])}
+    sums = {locks.directory(p): texts[p] for p in by_name.get("go.sum", [])}
     for path in by_name.get("go.mod", []):
         text = texts[path]
         if text is None:
             continue
-        sum_text = sums.get(_directory(path))
+        sum_text = sums.get(locks.directory(path))
         checked = None
         if sum_text is not None:
             checked, issues = gosum_versions(sum_text, _sibling(path, "go.sum"))
@@ -203,17 +221,14 @@ def _go(by_name: dict[str, list[str]], texts: _Texts, result: Parsed) -> None:
             result.deps.extend(build_list(_sibling(path, "go.sum"), sum_text, text))
 
 
-def _directory(path: str) -> str:
-    return str(PurePosixPath(path).parent)
+def _lock_jobs(by_name: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(lockfile name, path) of every lockfile, in LOCKS order, each name's paths sorted."""
+    return [(kind, path) for kind in locks.LOCKS for path in by_name.get(kind, [])]
 
 
-def _nearest(folder: str, candidates: set[str]) -> str | None:
-    """The closest of `candidates` at or above `folder` (a workspace's lockfile is at its root)."""
-    current = PurePosixPath(folder)
-    for step in (current, *current.parents):
-        if str(step) in candidates:
-            return str(step)
-    return None
+def _size(ctx: ProbeContext, path: str) -> int:
+    record = ctx.record(path)
+    return record.size if record is not None else 0
 
 
 def _sibling(path: str, name: str) -> str:
