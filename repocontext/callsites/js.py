@@ -12,6 +12,8 @@ counts), computed members (`x['a']`), re-assignment of bound names.
 
 from __future__ import annotations
 
+import re
+
 from repocontext.callsites import treesitter as ts
 from repocontext.callsites.common import FileScan, RawSite
 from repocontext.paths import suffix as path_suffix
@@ -22,7 +24,6 @@ _IMPORTS = """
 (call_expression function: (identifier) @fn arguments: (arguments . (string) @src) (#eq? @fn "require")) @call
 (call_expression function: (import) arguments: (arguments . (string) @src)) @call
 """
-_IDENTIFIERS = "((identifier) @id)"
 _TS_IMPORTS = _IMPORTS + "(import_statement (import_require_clause source: (string) @src)) @import\n"
 
 # Parents under which an identifier is a binding, not a use.
@@ -172,13 +173,13 @@ def warm(grammar: str) -> None:
     """Load `grammar` and compile the queries every file uses (before workers fork: see the probe)."""
     ts.parser(grammar)
     ts.query(grammar, _IMPORTS if grammar == "javascript" else _TS_IMPORTS)
-    ts.query(grammar, _IDENTIFIERS)
 
 
 def scan_js(text: str, grammar: str = "javascript") -> FileScan:
     """Imports and uses in one JavaScript/TypeScript file (`grammar`: javascript, typescript, tsx)."""
     scan = FileScan()
-    root = ts.parse(grammar, text).root_node
+    data = text.encode("utf-8")
+    root = ts.parser(grammar).parse(data).root_node
     bound: dict[str, str] = {}
     for _, found in ts.matches(grammar, _IMPORTS if grammar == "javascript" else _TS_IMPORTS, root):
         spec = ts.string_value(found["src"][0])
@@ -198,20 +199,31 @@ def scan_js(text: str, grammar: str = "javascript") -> FileScan:
         if not bindings:
             scan.sites.append(RawSite(spec, qualified, *_pos(construct), "import"))
     if bound:
-        _uses(scan, grammar, root, bound)
+        _uses(scan, root, data, bound)
     scan.sites.sort(key=lambda s: (s.line, s.col, s.kind, s.symbol))
     scan.partial_line = ts.first_error_line(root)
     return scan
 
 
-def _uses(scan: FileScan, grammar: str, root: ts.Node, bound: dict[str, str]) -> None:
+def _uses(scan: FileScan, root: ts.Node, data: bytes, bound: dict[str, str]) -> None:
+    """The uses of the bound names: their occurrences in the text that are identifier nodes of the tree. Finding
+    them by text and asking the tree about each replaced a query capturing every identifier of the file (a
+    bundle has tens of thousands) and decoding each one's text."""
     modules = {site.symbol: site.module for site in scan.sites}
-    # Every identifier, filtered here: a query naming each file's bound names was compiled once per file.
-    for node in ts.captures(grammar, _IDENTIFIERS, root).get("id", []):
-        symbol = bound.get(ts.text(node))
-        if symbol is None:
-            continue
+    for match in _occurrences(bound).finditer(data):
+        start, end = match.span()
+        node = root.descendant_for_byte_range(start, end)
+        if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
+            continue  # in a string, a comment, a property name, or a longer identifier
+        symbol = bound[match.group().decode("utf-8")]
         rest, binding = _chain(node)
         if binding:
             continue
         scan.sites.append(RawSite(modules.get(symbol, symbol), symbol + rest, *_pos(node), "use"))
+
+
+def _occurrences(bound: dict[str, str]) -> re.Pattern[bytes]:
+    """The bound names as whole words of ASCII identifier characters; a name next to a non-ASCII identifier
+    character is part of a longer identifier, which the node's extent then tells."""
+    names = b"|".join(re.escape(name.encode("utf-8")) for name in sorted(bound, key=lambda n: (-len(n), n)))
+    return re.compile(rb"(?<![A-Za-z0-9_$])(?:" + names + rb")(?![A-Za-z0-9_$])")
