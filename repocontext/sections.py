@@ -15,7 +15,7 @@ from typing import Any, get_args, get_origin
 import orjson
 from pydantic import BaseModel, TypeAdapter
 
-from repocontext.model import RepoContext
+from repocontext.model import Dependency, RepoContext, sparse_dump
 
 
 @cache
@@ -83,4 +83,19 @@ def dump_json(section: str, value: Any) -> bytes:
     empty = _empty_model(section)
     if empty is not None and type(value) is empty[0] and all(_empty(getattr(value, name)) for name in empty[1]):
         return orjson.dumps({name: getattr(value, name) for name in empty[1]})
+    if section == "dependencies" and _all_records(value):
+        # The adapter calls Dependency's None-dropping serializer once per record in Python (most of a
+        # lockfile-heavy snapshot's save); sparse_dump is that serializer's output, and orjson writes the JSON
+        # pydantic writes (compact, UTF-8, the same escapes): tests/test_sections_dump.py compares the bytes.
+        try:
+            return orjson.dumps({name: [sparse_dump(record) for record in records] for name, records in value.items()})
+        except orjson.JSONEncodeError:  # a lone surrogate: the adapter says what is wrong
+            pass
     return adapter(section).dump_json(value)
+
+
+def _all_records(value: Any) -> bool:
+    """A name → list of Dependency mapping whose records are exactly Dependency with plain str keys."""
+    return type(value) is dict and all(
+        type(name) is str and type(records) is list and all(type(record) is Dependency for record in records)
+        for name, records in value.items())
