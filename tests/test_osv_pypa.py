@@ -75,3 +75,25 @@ def test_django_remedy_stays_in_the_release_line(db: AdvisoryDB) -> None:
     assert "PYSEC-2023-100" in {h.id for h in remedy.affected_by}
     # The choice clears every advisory naming django.
     assert not db.affecting("PyPI", "django", remedy.version)
+
+
+def test_affects_is_an_affecting_evaluation_on_every_record_and_its_fixes(db: AdvisoryDB) -> None:
+    """`affects` (the remedy's cheap test) answers as `evaluate` does, for every pypa record's packages at their
+    own fixed and introduced versions and around them (withdrawn records included)."""
+    from repocontext.osv.evaluate import affects, evaluate
+
+    checked = affecting = 0
+    for advisory in db:
+        for entry in advisory.affected:
+            if entry.package is None:
+                continue
+            versions = {"0", "999.0", *entry.versions[:3]}
+            events = [e for r in entry.ranges for e in r.events]
+            versions |= {v for e in events for v in (e.introduced, e.fixed, e.last_affected) if v}
+            for version in sorted(versions):
+                found = evaluate(advisory, "PyPI", entry.package.name, version)
+                expected = found is not None and not found.withdrawn and found.affected
+                assert affects(advisory, "PyPI", entry.package.name, version) == expected, (advisory.id, version)
+                checked += 1
+                affecting += expected
+    assert checked > 10_000 and 0 < affecting < checked

@@ -107,6 +107,19 @@ def evaluate(advisory: Advisory, ecosystem: str, name: str, version: str) -> Eva
     )
 
 
+def affects(advisory: Advisory, ecosystem: str, name: str, version: str) -> bool:
+    """Whether `evaluate(advisory, ecosystem, name, version)` is an affecting, not withdrawn evaluation, without
+    building it (its severity copy and its sorted fixed versions): a remedy judges every candidate version
+    against every advisory of the package, and most pairs do not affect."""
+    entries = entries_for(advisory, ecosystem, name)
+    if not entries or advisory.withdrawn:
+        return False
+    state = _State()
+    for entry in entries:
+        _evaluate_entry(advisory.id, entry, ecosystem, version, state)
+    return state.listed or bool(state.intervals)
+
+
 @dataclass
 class _State:
     listed: bool = False

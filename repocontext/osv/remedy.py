@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from repocontext.osv.evaluate import Evaluation, evaluate
+from repocontext.osv.evaluate import Evaluation, affects, evaluate
 from repocontext.osv.schema import Advisory
 from repocontext.osv.versions import InvalidVersion, Scheme, is_prerelease, release_line, scheme_for, sort_key
 
@@ -135,8 +135,10 @@ def _blocker(advisories: Sequence[Advisory], ecosystem: str, package: str, candi
     """Why `candidate` is not safe (the first advisory still affecting it), or None. Stops at that advisory: a
     rejected candidate need not be judged against the rest."""
     for advisory in advisories:
+        if not affects(advisory, ecosystem, package, candidate):
+            continue
         evaluation = evaluate(advisory, ecosystem, package, candidate)
-        if evaluation is not None and not evaluation.withdrawn and evaluation.affected:
+        if evaluation is not None:
             where = "; ".join(i.describe() for i in evaluation.intervals) or "listed in its versions"
             return f"still affected by {evaluation.advisory_id} ({where})"
     return None

@@ -53,6 +53,15 @@ class VulnerabilitiesProbe(Probe):
         source = ctx.options.get(OPTION, "").strip()
         return f"advisories:{_stamp(ctx, source)}" if source else ""
 
+    def warm(self, ctx: ProbeContext) -> None:
+        """The advisory index opened and the machinery the run uses imported while the lockfiles are parsed
+        (the run needs the dependencies)."""
+        source = ctx.options.get(OPTION, "").strip()
+        if source:
+            _load_cached(source, _stamp(ctx, source))
+            import repocontext.osv.remedy
+            import repocontext.osv.scope  # noqa: F401
+
     def run(self, ctx: ProbeContext) -> ProbeOutput:
         source = ctx.options.get(OPTION, "").strip()
         if not source:
@@ -137,10 +146,16 @@ def _concrete(dependencies: Mapping[str, Any]) -> list[dict[str, Any]]:
         entries = dependencies[key]
         for dep in entries if isinstance(entries, list) else []:
             dep = dep.model_dump() if hasattr(dep, "model_dump") else dep
-            if not isinstance(dep, Mapping) or not _text(dep.get("version")) or not _text(dep.get("ecosystem")):
+            if not isinstance(dep, Mapping):
+                continue
+            ecosystem, version = _text(dep.get("ecosystem")), _text(dep.get("version"))
+            if not version or not ecosystem:
                 continue  # a range or a malformed entry: nothing to evaluate
-            found.append({**dep, "ecosystem": _text(dep["ecosystem"]), "name": _text(dep.get("name")) or key,
-                          "version": _text(dep["version"])})
+            name = _text(dep.get("name")) or key
+            # str.strip returns the very string when there is nothing to strip: then the record is as wanted.
+            clean = ecosystem is dep["ecosystem"] and version is dep["version"] and name is dep.get("name")
+            found.append(dep if clean and type(dep) is dict else
+                         {**dep, "ecosystem": ecosystem, "name": name, "version": version})
     return found
 
 
