@@ -34,8 +34,9 @@ def test_a_fleet_with_several_outcomes_reads_worst_first(home: Path, tmp_path: P
     assert code != 0  # something needs a person
     code, summary, _ = portfolio_json("report", started["id"])
     by_repo = {Path(r["repo"]).name: r["status"] for r in summary["repositories"]}
+    why = {Path(r["repo"]).name: r.get("error") or r.get("reason") for r in summary["repositories"]}
     assert by_repo == {"a-fixed": "succeeded", "b-major": "blocked", "c-locked": "needs_regeneration",
-                       "d-clean": "no_changes"}
+                       "d-clean": "no_changes"}, why  # a failure says each repository's error
     assert summary["status"] == "blocked" and summary["state"] == "finished"  # the worst outcome, not "finished"
     assert summary["columns"] == ["package", "from", "to", "advisories"]
     first = summary["groups"][0]

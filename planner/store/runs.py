@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, PlannerError
 from planner.store import runindex
-from planner.store.sqlite import durable_enough, open_db, open_readonly
+from planner.store.sqlite import connect, open_db, open_readonly
 from repocontext.secrets import redact, redact_tree
 from repocontext.store import atomic_write
 
@@ -89,11 +89,7 @@ class RunStore:
     def checkpointer(self) -> SqliteSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver  # langgraph only where a run's state is read
 
-        try:
-            conn = sqlite3.connect(self.home / "checkpoints.sqlite", check_same_thread=False, timeout=30)
-            durable_enough(conn)
-        except sqlite3.Error as exc:
-            raise EnvironmentProblem(f"cannot open checkpoints under {self.home}: {exc}") from None
+        conn = connect(self.home / "checkpoints.sqlite", f"checkpoints under {self.home}", check_same_thread=False)
         from planner.store.scrub import RedactingSerializer  # a checkpoint never holds a secret value
 
         return SqliteSaver(conn, serde=RedactingSerializer())
