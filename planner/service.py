@@ -129,9 +129,7 @@ def _gather(store: RepoContextStore, root: Path, options: dict[str, str],
         previous = None  # an unreadable old snapshot is simply re-made
     cache = store.load_cache(root) if previous is not None else {}
     context = gather(root, previous=previous, options=options, progress=progress, cache=cache)
-    path = store.save(context)
-    store.save_cache(root, cache)
-    return context, path
+    return context, store.save_all(root, context, cache)
 
 
 def warm_hot_views(settings: Settings, root: Path) -> str | None:

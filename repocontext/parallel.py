@@ -32,6 +32,7 @@ MIN_ITEMS = 2  # fewer items are never worth a process
 # with a gather's modules loaded): work estimated under this many seconds stays in this process.
 BREAK_EVEN_S = 0.03
 CHUNKS_PER_WORKER = 8  # small enough chunks to balance uneven files
+FORK_S = 0.01  # a single call worth forking for (start_call): one fork of an 8,000-file gather's process, ~5 ms
 
 # The chunk numbers a child reads from the task pipe: 4 bytes each, all written before the children fork.
 _CHUNK = struct.Struct("<I")
@@ -123,6 +124,16 @@ def start_map(func: Callable[[Any], Any], items: Sequence[Any], workers: int,
     return pending
 
 
+def start_call(func: Callable[[Any], Any], arg: Any, workers: int, seconds: float) -> Pending:
+    """`func(arg)`, started in one forked worker when that pays (about `seconds` of work, more than a fork
+    costs, with a core to spare), so that this process goes on meanwhile; `Pending.result` waits for it (or
+    computes it here, when no worker took it yet)."""
+    pending = Pending(func, [arg])
+    if workers > 1 and seconds >= FORK_S and can_fork():
+        pending.fork([[0]], 2)
+    return pending
+
+
 class WorkerDied(RuntimeError):
     """A worker process ended without sending its results (killed, or out of memory)."""
 
@@ -143,10 +154,12 @@ class Pending:
         self._workers: list[tuple[int, int]] = []  # (pid, read end of its result pipe)
         self._tasks: int | None = None  # the read end of the chunk numbers' pipe, while this process may take some
         self._results: list[Any] | None = None
+        self._forked = False
 
     @property
     def forked(self) -> bool:
-        return bool(self._workers)
+        """Whether workers were forked (they may have been reaped since)."""
+        return self._forked
 
     @property
     def pids(self) -> list[int]:
@@ -170,6 +183,7 @@ class Pending:
                     self._serve(tasks_r, results_w)
                 os.close(results_w)
                 self._workers.append((pid, results_r))
+                self._forked = True
         except BaseException:
             self.cancel()
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repocontext import parts
+from repocontext import parallel, parts
 from repocontext.encode import Encoded, encode, encode_carried, encode_section
 from repocontext.lazyjson import LAZY, StoreError, plain
 from repocontext.model import RepoContext
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from repocontext.regather import Regathered
 
 WORKTREE_KEY = "worktree"  # the snapshot name for directories outside git
+# The probe cache's write, measured on python/pythondotorg at 1× and 8× (1,156 and 9,248 results: 23 and 143 ms).
+CACHE_WRITE_S, CACHE_WRITE_S_PER_RESULT = 0.004, 16e-6
 
 
 __all__ = ["WORKTREE_KEY", "RepoContextStore", "StoreError", "atomic_write", "repo_id"]
@@ -114,6 +116,21 @@ class RepoContextStore:
             store.replace_all(cache)
         finally:
             store.close()
+
+    def save_all(self, root: Path, context: RepoContext, cache: dict[str, dict[str, Any]]) -> Path:
+        """`save(context)` and `save_cache(root, cache)`, the cache written by a forked worker meanwhile where
+        that pays (a large first gather: the two writes are the last tenth of it, on one core); returns when
+        both are done. A failure of either raises as it would in turn."""
+        results = sum(len(slot) for slot in cache.values())
+        writing = parallel.start_call(lambda held: self.save_cache(root, held), cache, parallel.default_workers(),
+                                      CACHE_WRITE_S + CACHE_WRITE_S_PER_RESULT * results)
+        try:
+            path = self.save(context)
+        except BaseException:
+            writing.cancel()
+            raise
+        writing.result()
+        return path
 
     def load(self, root: Path) -> RepoContext | None:
         raw = self.load_raw(root)

@@ -13,7 +13,7 @@ import pytest
 
 from repocontext import parallel
 from repocontext.gather import gather
-from repocontext.store import RepoContextStore
+from repocontext.store import RepoContextStore, StoreError
 
 
 def _pid_and_square(item: int) -> tuple[int, int]:
@@ -267,3 +267,63 @@ def test_workers_run_at_the_niceness_asked(small_batches: None) -> None:
         os.close(heard)
     assert {nice for nice, _ in found} <= {own, min(own + 5, 19)}  # this process computes at its own
     assert [item for _, item in found] == list(range(64))
+
+
+def test_start_call_runs_in_a_worker_when_it_pays() -> None:
+    pending = parallel.start_call(_pid_and_square, 7, 2, 1.0)
+    assert pending.forked and len(pending.pids) == 1
+    _wait_until_ended(pending.pids[0])  # it took the call: this process finds nothing left to compute
+    [(pid, square)] = pending.result()
+    assert square == 49 and pid != os.getpid()
+    assert pending.pids == []
+
+
+@pytest.mark.parametrize(("workers", "seconds"), [(1, 1.0), (2, parallel.FORK_S / 2)])
+def test_start_call_computes_here_when_a_fork_does_not_pay(workers: int, seconds: float) -> None:
+    pending = parallel.start_call(_pid_and_square, 3, workers, seconds)
+    assert not pending.forked
+    assert pending.result() == [(os.getpid(), 9)]
+
+
+def test_start_call_raises_what_the_call_raised() -> None:
+    pending = parallel.start_call(_fails_on_seven, 7, 2, 1.0)
+    assert pending.forked
+    with pytest.raises(ValueError, match="seven"):
+        pending.result()
+
+
+def _big_cache(results: int) -> dict[str, dict[str, object]]:
+    return {"call_sites@9": {f"src/m{i}.py@{i:040x}": {"sites": [i], "imports": ["yaml"]} for i in range(results)}}
+
+
+@pytest.fixture
+def started_calls(monkeypatch: pytest.MonkeyPatch) -> list[parallel.Pending]:
+    """What parallel.start_call started, on a machine with two cores."""
+    started: list[parallel.Pending] = []
+    real = parallel.start_call
+    monkeypatch.setattr(parallel, "start_call", lambda *a: started.append(real(*a)) or started[-1])
+    monkeypatch.setattr(parallel, "default_workers", lambda: 2)
+    return started
+
+
+def test_save_all_writes_the_cache_in_a_worker_while_saving_the_snapshot(
+        make_repo: Callable[..., Path], tmp_path: Path, started_calls: list[parallel.Pending]) -> None:
+    repo = make_repo({"app.py": "import yaml\nyaml.safe_load('a')\n", "requirements.txt": "pyyaml==6.0\n"})
+    store = RepoContextStore(tmp_path / "home")
+    context = gather(repo, workers=1)
+    cache = _big_cache(2_000)  # ~36 ms of writes by the store's estimate: worth a fork
+    path = store.save_all(repo, context, cache)
+    assert [p.forked for p in started_calls] == [True] and started_calls[0].pids == []  # reaped on return
+    assert store.load_cache(repo) == cache
+    assert path == store.latest_path(repo) and store.load(repo) == context
+
+
+def test_save_all_raises_the_workers_failure(make_repo: Callable[..., Path], tmp_path: Path,
+                                             started_calls: list[parallel.Pending]) -> None:
+    repo = make_repo({"app.py": "print('hi')\n"})
+    store = RepoContextStore(tmp_path / "home")
+    context = gather(repo, workers=1)
+    (store.repo_dir(repo) / "probe-cache.sqlite").mkdir(parents=True)  # a directory where the cache file goes
+    with pytest.raises(StoreError, match="cannot write the probe cache"):
+        store.save_all(repo, context, _big_cache(2_000))
+    assert [p.forked for p in started_calls] == [True]
