@@ -30,16 +30,13 @@ def connect(path: Path, what: str, timeout: float = 30, schema: str = "", **opti
             if schema:
                 db.executescript(schema)
             return db
-        except sqlite3.OperationalError as exc:
-            if db is not None:
-                db.close()
-            if "locked" not in str(exc) or attempt == ATTEMPTS - 1:
-                raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
-            time.sleep(0.05 * 2 ** attempt)
         except (OSError, sqlite3.Error) as exc:
             if db is not None:
                 db.close()
-            raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
+            locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+            if not locked or attempt == ATTEMPTS - 1:
+                raise EnvironmentProblem(f"cannot open {what}: {exc}") from None
+            time.sleep(0.05 * 2 ** attempt)
     raise AssertionError("unreachable")
 
 
