@@ -28,7 +28,7 @@ import orjson
 _TOKEN = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|[{}\[\]]')
 
 ELEMENT = -1  # the path element standing for any array element
-_MAX_KEYS = 64  # key_lines' default max_depth: the longest key path recorded
+MAX_DEPTH = 64  # key_lines' default: the longest key path recorded
 
 KeyPath = tuple[str | int, ...]
 
@@ -42,7 +42,7 @@ def _decode(raw: str) -> str:
         return raw
 
 
-def key_lines(text: str, max_depth: int = 64) -> dict[KeyPath, int]:
+def key_lines(text: str, max_depth: int = MAX_DEPTH) -> dict[KeyPath, int]:
     """Every object key path (up to `max_depth` keys long) → the 1-based line of its first occurrence."""
     newlines = [m.start() for m in re.finditer("\n", text)]
     lines: dict[KeyPath, int] = {}
@@ -66,7 +66,7 @@ def key_lines(text: str, max_depth: int = 64) -> dict[KeyPath, int]:
     return lines
 
 
-def parsed_key_lines(text: str, data: Any, max_depth: int = 64) -> dict[KeyPath, int]:
+def parsed_key_lines(text: str, data: Any, max_depth: int = MAX_DEPTH) -> dict[KeyPath, int]:
     """`key_lines(text, max_depth)` for text that parses to `data`, computed from `data` when the text is
     its two-space pretty print. Equality with that print proves the layout the walk assumes: one line per
     key or array element, `{}` and `[]` on one line, a closing bracket on a line of its own, no duplicate
@@ -120,7 +120,7 @@ def _members(value: dict[str, Any], path: KeyPath, line: int, member: str, lines
     for key, entry in value.items():
         line += 1
         entry_path = (*path, key)
-        if len(entry_path) <= _MAX_KEYS:
+        if len(entry_path) <= MAX_DEPTH:
             lines.setdefault(entry_path, line)
         if entry and isinstance(entry, dict):
             line = _entry(entry, entry_path, line, member, lines)
