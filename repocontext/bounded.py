@@ -28,12 +28,20 @@ import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
-Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster, and caps nesting at 1,000
+
+@cache
+def _loader() -> Any:
+    """libyaml's safe loader (~10x faster than PyYAML's, and it caps nesting at 1,000). PyYAML is imported
+    here, on first use: its import is ~12 ms of a bare start, and a small repository may hold no YAML."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,8 @@ def _line(node: Node) -> int:
 
 
 def _children(node: Node) -> list[Node]:
+    from yaml.nodes import MappingNode, SequenceNode  # loaded: a loader made `node`
+
     if isinstance(node, MappingNode):
         return [part for pair in node.value for part in pair]
     if isinstance(node, SequenceNode):
@@ -92,6 +102,8 @@ def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
     """Depth of a graph believed to hold no alias (each node once): level by level over the collections only,
     which keeps this walk at a few percent of libyaml's composing time. False, at once, when it meets more
     nodes than `budget` (more than the text could write without aliases): the caller then measures the graph."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode  # loaded: a loader made `root`
+
     level, depth = [root], 1
     while level:
         if depth > limits.max_depth:
@@ -114,6 +126,8 @@ def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
 def _check_graph(root: Node, limits: Limits) -> None:
     """Size and depth of the document with every alias expanded, in time linear in its distinct nodes: each
     node's (expanded size, height) is computed once, post-order, and reused wherever an alias points at it."""
+    from yaml.nodes import ScalarNode  # loaded: a loader made `root`
+
     done: dict[int, tuple[int, int]] = {}
     open_: set[int] = set()
     distinct = 0
@@ -159,7 +173,7 @@ def _nodes(text: str | bytes, limits: Limits, loader_class: Any) -> Iterator[tup
     """(loader, node) for each document of the stream, each node checked before it is handed out."""
     check_size(text, limits)
     anchored = has_anchor(text)  # once per stream, not per document
-    loader = (loader_class or Loader)(text)
+    loader = (loader_class or _loader())(text)
     try:
         count = 0
         while loader.check_node():
@@ -204,7 +218,7 @@ def load(text: str | bytes, limits: Limits = DEFAULT, loader_class: Any = None) 
 
 def _single(text: str | bytes, limits: Limits, loader_class: Any, build: bool) -> Any:
     check_size(text, limits)
-    loader = (loader_class or Loader)(text)
+    loader = (loader_class or _loader())(text)
     try:
         node = loader.get_single_node()  # a second document is a ComposerError, as in yaml.load
         if node is None:

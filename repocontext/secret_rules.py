@@ -7,21 +7,26 @@ never a change to a probe. See the YAML file's header for what each field means.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-import yaml
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Pattern = str | list[str]  # a list is one pattern, its parts joined (YAML folding would add spaces)
 _SECRET_GROUPS = ("s", "b")  # the named groups that hold the secret, first matched wins
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: the rules load at every start
+# Beside this module (the package is installed unzipped): importlib.resources would cost every process ~6 ms.
+SHIPPED = Path(__file__).with_name("secret_rules.yaml")
+# The shipped YAML's data as JSON, with the digest of the text it was read from: every process loads the rules,
+# and PyYAML's import alone is ~12 ms of a bare start. Written by `python -m repocontext.secret_rules`; a
+# stale copy (the YAML edited since) is ignored, so editing the YAML is all a change of rules needs.
+COMPILED = SHIPPED.with_suffix(".json")
 
 
 def _joined(value: Pattern) -> str:
@@ -246,17 +251,54 @@ class Rules:
         self.digest = ""  # of the YAML text: what a probe read through these rules is only reused under them
 
 
-def parse(text: str, lazy: bool = False) -> Rules:
+def parse(text: str, lazy: bool = False, data: Any = None) -> Rules:
     """Rules from a YAML document (raises pydantic's ValidationError, or re.error on a bad pattern unless
-    `lazy`: then a pattern is compiled when first used)."""
-    rules = Rules(RulesSpec.model_validate(yaml.load(text, Loader=_LOADER)), lazy)
+    `lazy`: then a pattern is compiled when first used). `data`: the document already read (see COMPILED)."""
+    rules = Rules(RulesSpec.model_validate(yaml_data(text) if data is None else data), lazy)
     rules.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return rules
+
+
+def yaml_data(text: str) -> Any:
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _source_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compiled_data(text: str) -> Any:
+    """The data COMPILED holds when it was written from exactly `text`, else None (missing, unreadable, stale)."""
+    try:
+        stored = json.loads(COMPILED.read_bytes())
+    except (OSError, ValueError):
+        return None
+    fresh = isinstance(stored, dict) and stored.get("source_sha256") == _source_digest(text)
+    return stored.get("rules") if fresh else None
+
+
+def write_compiled() -> Path:
+    """Write COMPILED from SHIPPED (refusing data that JSON would not carry unchanged)."""
+    text = SHIPPED.read_text(encoding="utf-8")
+    data = yaml_data(text)
+    parse(text, data=data)  # a rule file that does not load is not compiled
+    # Keys in the YAML's order: a file rule's place is its precedence.
+    body = json.dumps({"source_sha256": _source_digest(text), "rules": data}, indent=1)
+    if json.loads(body)["rules"] != data:
+        raise ValueError(f"{SHIPPED.name} holds data JSON cannot carry unchanged")
+    COMPILED.write_text(body + "\n", encoding="utf-8")
+    return COMPILED
 
 
 @cache
 def shipped() -> Rules:
     """The rules shipped with the package, read and compiled once per process."""
     # Lazy: the shipped patterns are each compiled by the tests (tests/test_secret_rules.py).
-    # Beside this module (the package is installed unzipped): importlib.resources would cost every process ~6 ms.
-    return parse(Path(__file__).with_name("secret_rules.yaml").read_text(encoding="utf-8"), lazy=True)
+    text = SHIPPED.read_text(encoding="utf-8")
+    return parse(text, lazy=True, data=compiled_data(text))
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_compiled()}")

@@ -114,8 +114,11 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
     # pydantic's plugin loader (importlib.metadata) is a stand-in while plugins are disabled, the default; a
     # small repository's files are read in this process (no multiprocessing); no INI file to read, no input's
-    # name to suggest; with PLANNER_DAEMON=off no socket to a daemon; the secret rules are read beside their module
-    unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket", "importlib.resources"}
+    # name to suggest; with PLANNER_DAEMON=off no socket to a daemon; the secret rules are read beside their module,
+    # from their compiled JSON (no YAML parser for a repository without YAML); a plain requirement line is read
+    # without packaging's grammar
+    unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket", "importlib.resources",
+                "yaml", "packaging.requirements"}
     assert not modules & unneeded, modules & unneeded
     summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
     assert summary.returncode == 2 and summary.stderr.startswith("error: ") and "typer" not in modules
@@ -139,9 +142,20 @@ def test_pydantic_plugins_load_when_the_user_asks_for_them(home: Path, make_repo
 def test_the_plugin_loader_stand_in_answers_as_pydantic_does_when_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
     from pydantic.plugin import _loader
 
-    from planner.cli.gather import PLUGIN_LOADER, without_pydantic_plugins
+    from planner.daemon.client import PLUGIN_LOADER, without_pydantic_plugins
 
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
     monkeypatch.delitem(sys.modules, PLUGIN_LOADER)
     without_pydantic_plugins()
     assert sys.modules[PLUGIN_LOADER].get_plugins() == tuple(_loader.get_plugins()) == ()
+
+
+def test_every_command_leaves_pydantic_plugins_alone_unless_asked(home: Path, make_repo: Callable[..., Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only the gather: a dispatch builds many more models, and the plugin scan is paid once per process."""
+    repo = make_repo({"requirements.txt": "requests==2.30.0\n"})
+    done, modules = through_entry("dispatch", "distroless-migration", "--repo", str(repo))
+    assert done.returncode == 0 and "pydantic.main" in modules and "importlib.metadata" not in modules
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")
+    done, modules = through_entry("dispatch", "distroless-migration", "--repo", str(repo))
+    assert done.returncode == 0 and "importlib.metadata" in modules

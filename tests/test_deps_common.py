@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repocontext.deps import common
 from repocontext.deps.common import (
     declared,
     exact_pep440,
@@ -68,3 +69,43 @@ def test_pypi_name_is_packagings_canonical_name(name: str) -> None:
     from packaging.utils import canonicalize_name
 
     assert pypi_name(name) == canonicalize_name(name)
+
+
+def _by_packaging(text: str) -> object:
+    """What `_parse508` answered before its plain-line reader: packaging.requirements on every line."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        return str(exc).splitlines()[0]
+    specs = list(req.specifier)
+    exact = specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else None
+    raw = common._RAW_SPEC.match(text)
+    constraint = raw.group(1).strip() if raw and not req.url else ""
+    return (pypi_name(req.name), None if exact is None or exact.endswith("*") else exact, constraint or None,
+            tuple(sorted(req.extras)), str(req.marker) if req.marker else None, req.url)
+
+
+_PIECES = ["foo", "Foo_Bar", "a.b", "x-1", "[", "]", "[a]", "[a, b]", "[ ]", " ", "==", "===", ">=", "<", "~=",
+           "!=", "1.0", "1.0.*", "2!1.0+local", "1.0a1", "abc", ",", ";", "@", " ; python_version<'3'", "(", ")",
+           "*", ".dev1", "<2", ">=1,<2", "é"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7).map("".join))
+def test_plain_requirements_read_without_packaging_as_packaging_reads_them(text: str) -> None:
+    """Every line the fast reader takes gets packaging's answer; the rest go to packaging itself."""
+    text = text.strip()
+    plain = common._plain508(text)
+    if plain is not None:
+        assert plain == _by_packaging(text)
+    assert common._parse508.__wrapped__(text) == _by_packaging(text)
+
+
+def test_the_plain_reader_takes_the_common_lines_and_leaves_the_rest() -> None:
+    taken = ["requests==2.31.0", "Django>=4.2,<5", "celery[redis, sqs] ~= 5.3", "pkg", "a===weird-1"]
+    left = ["pytz; python_version < '3.9'", "pip @ https://x/pip.whl", "foo (>=1.0)", "foo==1.0,", "foo>=1.0.*"]
+    assert all(common._plain508(text) is not None for text in taken)
+    assert all(common._plain508(text) is None for text in left)
+    assert common._parse508("foo>=1.0.*") == _by_packaging("foo>=1.0.*")  # packaging words the error

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -123,6 +124,28 @@ def test_the_rules_ship_with_the_package_and_load_once() -> None:
     assert secret_rules.shipped() is secret_rules.shipped()
     text = resources.files("repocontext").joinpath("secret_rules.yaml").read_text(encoding="utf-8")
     assert len(secret_rules.parse(text).values) == len(CONTENT_RULES)  # every pattern compiles (not lazy)
+
+
+def test_the_compiled_rules_are_the_yaml_and_a_stale_copy_is_ignored(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """secret_rules.json spares every process PyYAML; it must say what the YAML says, key order included (a
+    file rule's place is its precedence), and after an edit of the YAML it no longer counts."""
+    text = secret_rules.SHIPPED.read_text(encoding="utf-8")
+    compiled = secret_rules.compiled_data(text)
+    assert compiled is not None, "secret_rules.json is stale: run `python -m repocontext.secret_rules`"
+    data = secret_rules.yaml_data(text)
+    assert compiled == data and list(compiled["files"]) == list(data["files"])
+    assert secret_rules.shipped().path_names == secret_rules.parse(text).path_names
+    edited = text.replace("deny: always", "deny: file", 1)
+    assert edited != text and secret_rules.compiled_data(edited) is None
+    monkeypatch.setattr(secret_rules, "COMPILED", tmp_path / "missing.json")
+    assert secret_rules.compiled_data(text) is None
+    (tmp_path / "missing.json").write_text("{not json")
+    assert secret_rules.compiled_data(text) is None
+    monkeypatch.setattr(secret_rules, "SHIPPED", tmp_path / "rules.yaml")
+    (tmp_path / "rules.yaml").write_text(edited)
+    secret_rules.write_compiled()
+    assert secret_rules.compiled_data(edited) == secret_rules.yaml_data(edited)
 
 
 def test_a_bad_rule_file_is_refused() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 from planner.cli.output import console, guarded
 from planner.config import Settings
@@ -40,25 +39,8 @@ def fast(argv: list[str]) -> int | None:
             repo = Path(arg)
     if repo is None:
         return None
-    without_pydantic_plugins()
     guarded(lambda: run_gather(repo, advisories, as_json), as_json)
     return 0
-
-
-PLUGIN_LOADER = "pydantic.plugin._loader"
-
-
-def without_pydantic_plugins() -> None:
-    """pydantic looks for plugins in every installed distribution's entry points, and its loader imports
-    importlib.metadata even when they are disabled (~15 ms in all, a tenth of a small repository's gather).
-    The snapshot's models are the planner's own, observed by no plugin: PYDANTIC_DISABLE_PLUGINS defaults to
-    `__all__` (a value the user set, even empty to load them, is kept), and while it disables them all, a
-    stand-in loader answers what pydantic's would: no plugins."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and PLUGIN_LOADER not in sys.modules:
-        stand_in = ModuleType(PLUGIN_LOADER)
-        stand_in.get_plugins = tuple  # type: ignore[attr-defined]  # () : pydantic's answer when disabled
-        sys.modules[PLUGIN_LOADER] = stand_in
 
 
 def run_gather(repo: Path, advisories: list[Path] | None, as_json: bool) -> None:

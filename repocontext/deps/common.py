@@ -82,15 +82,44 @@ def exact_pep440(specifier: str) -> str | None:
 
 
 _RAW_SPEC = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*([^;]*)")
+Parsed508 = tuple[str, str | None, str | None, tuple[str, ...], str | None, str | None]
+
+# The plain shape nearly every line has: a name, maybe extras, maybe comma-joined specifiers, and no marker, URL
+# or parenthesis. Read here, it needs no `packaging.requirements` (its grammar, markers and tags cost ~10 ms
+# of every bare start that parses a requirement); anything else goes to packaging.
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_SPEC = r"(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+_PLAIN508 = re.compile(
+    rf"({_NAME})\s*(?:\[\s*((?:{_NAME})(?:\s*,\s*{_NAME})*)?\s*\])?\s*({_SPEC}(?:\s*,\s*{_SPEC})*)?")
+
+
+def _plain508(text: str) -> Parsed508 | None:
+    """`_parse508`'s answer for a plain requirement (the shape above), else None (packaging decides)."""
+    match = _PLAIN508.fullmatch(text)
+    if match is None:
+        return None
+    name, extras, specifier = match.groups()
+    try:
+        specs = list(SpecifierSet(specifier or ""))
+    except InvalidSpecifier:
+        return None  # packaging words the error
+    exact = specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else None
+    return (pypi_name(name), None if exact is None or exact.endswith("*") else exact,
+            specifier.strip() if specifier else None,
+            tuple(sorted({part.strip() for part in extras.split(",")})) if extras else (), None, None)
 
 
 @lru_cache(maxsize=8192)
-def _parse508(text: str) -> tuple[str, str | None, str | None, tuple[str, ...], str | None, str | None] | str:
+def _parse508(text: str) -> Parsed508 | str:
     """(name, exact version, constraint as written, extras, markers, url), or the parse error.
 
     Cached: monorepos repeat the same requirement strings across many manifests. `packaging.requirements`
-    is imported here: building its grammar is a fifth of a re-gather's imports, and most gathers parse none.
+    is imported here, and only for a line `_plain508` does not read: building its grammar is a fifth of a
+    re-gather's imports.
     """
+    plain = _plain508(text)
+    if plain is not None:
+        return plain
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:

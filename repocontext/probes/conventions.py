@@ -22,8 +22,6 @@ import re
 import tomllib
 from typing import Any
 
-import yaml
-
 from repocontext import bounded
 from repocontext.model import Diagnostic
 from repocontext.paths import split_path
@@ -145,6 +143,8 @@ class ConventionsProbe(Probe):
                 found.add(tool, path)
 
     def _pre_commit(self, text: str, path: str, found: _Found) -> None:
+        import yaml  # for its error class; bounded imports it for the parse
+
         try:
             data = bounded.load(text)
         except bounded.LimitExceeded as exc:
