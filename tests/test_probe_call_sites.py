@@ -162,3 +162,18 @@ def test_per_file_cache_survives_json_and_matches_a_fresh_gather(make_repo: Call
         ("pkg/a.py", "pkg.b"), ("pkg/a.py", "pkg.b"), ("tests/test_a.py", "pkg.a")]
     assert [s.symbol for s in second.call_sites["toml"].sites] == ["toml", "toml.loads"]
     assert second.tests.by_module == {"requests": ["tests/test_a.py"], "yaml": ["tests/test_a.py"]}
+
+
+def test_one_layout_serves_both_probes_of_a_gather_and_only_for_the_same_inputs() -> None:
+    """call_sites and tests ask for the layout of the same files: it is built once, and never handed out for
+    other files (a daemon gathers many repositories in one process)."""
+    from repocontext.probes.call_sites import RepoLayout
+
+    results: dict[str, Any] = {"pkg/__init__.py": {}, "pkg/a.py": {}, "web/package.json": {"npm_name": "web"}}
+    first = RepoLayout.from_results(results)
+    assert RepoLayout.from_results({**results, "pkg/b.js": {}}) is first  # the same .py files and manifests
+    assert first.py_modules == {"pkg/__init__.py": "pkg", "pkg/a.py": "pkg.a"} and first.npm_names == {"web"}
+    other = RepoLayout.from_results({**results, "pkg/c.py": {}})
+    assert other is not first and other.py_modules["pkg/c.py"] == "pkg.c"
+    renamed = RepoLayout.from_results({**results, "web/package.json": {"npm_name": "site"}})
+    assert renamed.npm_names == {"site"} and RepoLayout.from_results(results) is not renamed

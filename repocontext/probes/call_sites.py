@@ -84,14 +84,23 @@ class RepoLayout:
         self.npm_names = npm_names
         self.go_modules = go_modules  # directory of a go.mod → its module path
 
+    _last: tuple[tuple[Any, ...], RepoLayout] | None = None
+
     @classmethod
     def from_results(cls, results: Mapping[str, Any]) -> RepoLayout:
-        """Built from per-file results: every .py path, and what `analyze_manifest` found."""
+        """Built from per-file results: every .py path, and what `analyze_manifest` found. The call_sites and
+        tests probes ask for the same layout in one gather (the same .py files and manifests): the last one
+        built is kept, and handed out again for the same inputs (read-only: no caller changes a layout)."""
         py = [p for p in results if p.endswith(".py")]
         npm = {r["npm_name"] for r in results.values() if isinstance(r, dict) and r.get("npm_name")}
         go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in results.items()
                    if isinstance(r, dict) and r.get("go_module")}
-        return cls(py, npm, go_mods)
+        key = (py, npm, go_mods)
+        if cls._last is not None and cls._last[0] == key:
+            return cls._last[1]
+        layout = cls(py, npm, go_mods)
+        RepoLayout._last = (key, layout)
+        return layout
 
     def package_of(self, path: str) -> str | None:
         return python_package(path, self.py_modules.get(path))
