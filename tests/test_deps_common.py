@@ -71,22 +71,6 @@ def test_pypi_name_is_packagings_canonical_name(name: str) -> None:
     assert pypi_name(name) == canonicalize_name(name)
 
 
-def _by_packaging(text: str) -> object:
-    """What `_parse508` answered before its plain-line reader: packaging.requirements on every line."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        req = Requirement(text)
-    except InvalidRequirement as exc:
-        return str(exc).splitlines()[0]
-    specs = list(req.specifier)
-    exact = specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else None
-    raw = common._RAW_SPEC.match(text)
-    constraint = raw.group(1).strip() if raw and not req.url else ""
-    return (pypi_name(req.name), None if exact is None or exact.endswith("*") else exact, constraint or None,
-            tuple(sorted(req.extras)), str(req.marker) if req.marker else None, req.url)
-
-
 _PIECES = ["foo", "Foo_Bar", "a.b", "x-1", "[", "]", "[a]", "[a, b]", "[ ]", " ", "==", "===", ">=", "<", "~=",
            "!=", "1.0", "1.0.*", "2!1.0+local", "1.0a1", "abc", ",", ";", "@", " ; python_version<'3'", "(", ")",
            "*", ".dev1", "<2", ">=1,<2", "é"]
@@ -99,8 +83,8 @@ def test_plain_requirements_read_without_packaging_as_packaging_reads_them(text:
     text = text.strip()
     plain = common._plain508(text)
     if plain is not None:
-        assert plain == _by_packaging(text)
-    assert common._parse508.__wrapped__(text) == _by_packaging(text)
+        assert plain == common._packaging508(text)
+    assert common._parse508.__wrapped__(text) == common._packaging508(text)
 
 
 def test_the_plain_reader_takes_the_common_lines_and_leaves_the_rest() -> None:
@@ -108,4 +92,4 @@ def test_the_plain_reader_takes_the_common_lines_and_leaves_the_rest() -> None:
     left = ["pytz; python_version < '3.9'", "pip @ https://x/pip.whl", "foo (>=1.0)", "foo==1.0,", "foo>=1.0.*"]
     assert all(common._plain508(text) is not None for text in taken)
     assert all(common._plain508(text) is None for text in left)
-    assert common._parse508("foo>=1.0.*") == _by_packaging("foo>=1.0.*")  # packaging words the error
+    assert common._parse508("foo>=1.0.*") == common._packaging508("foo>=1.0.*")  # packaging words the error

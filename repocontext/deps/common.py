@@ -113,13 +113,15 @@ def _plain508(text: str) -> Parsed508 | None:
 def _parse508(text: str) -> Parsed508 | str:
     """(name, exact version, constraint as written, extras, markers, url), or the parse error.
 
-    Cached: monorepos repeat the same requirement strings across many manifests. `packaging.requirements`
-    is imported here, and only for a line `_plain508` does not read: building its grammar is a fifth of a
-    re-gather's imports.
+    Cached: monorepos repeat the same requirement strings across many manifests. packaging's parser is
+    imported only for a line `_plain508` does not read: building its grammar is a fifth of a re-gather's imports.
     """
     plain = _plain508(text)
-    if plain is not None:
-        return plain
+    return plain if plain is not None else _packaging508(text)
+
+
+def _packaging508(text: str) -> Parsed508 | str:
+    """`_parse508`'s answer from `packaging.requirements`, for any line (the tests hold `_plain508` to it)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
