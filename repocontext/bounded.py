@@ -44,6 +44,14 @@ def _loader() -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+@cache
+def _node_types() -> tuple[type, type, type]:
+    """PyYAML's (MappingNode, ScalarNode, SequenceNode), for the walks below: fetched once, not once per node."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    return MappingNode, ScalarNode, SequenceNode
+
+
 @dataclass(frozen=True)
 class Limits:
     # The largest text any reader hands over: a regenerated lockfile read back for checking (planner.bundle.view
@@ -88,12 +96,10 @@ def _line(node: Node) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _children(node: Node) -> list[Node]:
-    from yaml.nodes import MappingNode, SequenceNode  # loaded: a loader made `node`
-
-    if isinstance(node, MappingNode):
+def _children(node: Node, mapping: type, sequence: type) -> list[Node]:
+    if isinstance(node, mapping):
         return [part for pair in node.value for part in pair]
-    if isinstance(node, SequenceNode):
+    if isinstance(node, sequence):
         return list(node.value)
     return []
 
@@ -102,7 +108,7 @@ def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
     """Depth of a graph believed to hold no alias (each node once): level by level over the collections only,
     which keeps this walk at a few percent of libyaml's composing time. False, at once, when it meets more
     nodes than `budget` (more than the text could write without aliases): the caller then measures the graph."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode  # loaded: a loader made `root`
+    mapping, scalar, sequence = _node_types()
 
     level, depth = [root], 1
     while level:
@@ -110,10 +116,10 @@ def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
             raise LimitExceeded(f"nests deeper than {limits.max_depth} levels", _line(level[0]))
         below: list[Node] = []
         for node in level:
-            if node.__class__ is MappingNode:
-                below += [part for pair in node.value for part in pair if part.__class__ is not ScalarNode]
-            elif node.__class__ is SequenceNode:
-                below += [item for item in node.value if item.__class__ is not ScalarNode]
+            if node.__class__ is mapping:
+                below += [part for pair in node.value for part in pair if part.__class__ is not scalar]
+            elif node.__class__ is sequence:
+                below += [item for item in node.value if item.__class__ is not scalar]
             else:
                 continue
             if len(below) > budget:
@@ -126,8 +132,7 @@ def _check_tree(root: Node, limits: Limits, budget: int) -> bool:
 def _check_graph(root: Node, limits: Limits) -> None:
     """Size and depth of the document with every alias expanded, in time linear in its distinct nodes: each
     node's (expanded size, height) is computed once, post-order, and reused wherever an alias points at it."""
-    from yaml.nodes import ScalarNode  # loaded: a loader made `root`
-
+    mapping, scalar, sequence = _node_types()
     done: dict[int, tuple[int, int]] = {}
     open_: set[int] = set()
     distinct = 0
@@ -136,8 +141,8 @@ def _check_graph(root: Node, limits: Limits) -> None:
         node, children_done = stack.pop()
         key = id(node)
         if children_done:
-            parts = [done[id(child)] for child in _children(node)]
-            height = 1 + max((p[1] for p in parts), default=0) if parts or node.__class__ is not ScalarNode else 0
+            parts = [done[id(child)] for child in _children(node, mapping, sequence)]
+            height = 1 + max((p[1] for p in parts), default=0) if parts or node.__class__ is not scalar else 0
             done[key] = (1 + sum(p[0] for p in parts), height)
             open_.discard(key)
             distinct += 1
@@ -153,7 +158,7 @@ def _check_graph(root: Node, limits: Limits) -> None:
             raise LimitExceeded("a YAML alias refers to a node that contains it", _line(node))
         open_.add(key)
         stack.append((node, True))
-        stack.extend((child, False) for child in _children(node))
+        stack.extend((child, False) for child in _children(node, mapping, sequence))
 
 
 def check_node(root: Node | None, text: str | bytes, limits: Limits = DEFAULT) -> None:
