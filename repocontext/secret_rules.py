@@ -255,7 +255,7 @@ def parse(text: str, lazy: bool = False, data: Any = None) -> Rules:
     """Rules from a YAML document (raises pydantic's ValidationError, or re.error on a bad pattern unless
     `lazy`: then a pattern is compiled when first used). `data`: the document already read (see COMPILED)."""
     rules = Rules(RulesSpec.model_validate(yaml_data(text) if data is None else data), lazy)
-    rules.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    rules.digest = _source_digest(text)[:16]
     return rules
 
 

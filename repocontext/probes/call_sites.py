@@ -96,8 +96,9 @@ class RepoLayout:
         go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in results.items()
                    if isinstance(r, dict) and r.get("go_module")}
         key = (py, npm, go_mods)
-        if cls._last is not None and cls._last[0] == key:
-            return cls._last[1]
+        last = RepoLayout._last
+        if last is not None and last[0] == key:
+            return last[1]
         layout = cls(py, npm, go_mods)
         RepoLayout._last = (key, layout)
         return layout
