@@ -101,14 +101,14 @@ def stored_context(settings: Settings, repo: Path) -> RepoContext:
 
 def _regather(store: RepoContextStore, root: Path, options: dict[str, str],
               progress: Progress | None) -> tuple[Regathered, Path] | None:
-    from repocontext import parallel
-    from repocontext.probes import ALL_PROBES
-    from repocontext.regather import regather
-
     try:
         previous = store.load_lazy(root)
         if previous is None:
             return None
+        from repocontext import parallel
+        from repocontext.probes import ALL_PROBES
+        from repocontext.regather import regather  # here: a first gather never needs it
+
         cache = store.probe_cache(root)
         try:
             result = regather(root, previous, cache, options, ALL_PROBES, progress, parallel.default_workers())

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -275,6 +274,8 @@ def _brackets(text: str | bytes) -> int:
 
 def toml_loads(text: str, limits: Limits = DEFAULT) -> dict[str, Any]:
     """tomllib.loads with a size cap and a depth cap; raises LimitExceeded or tomllib.TOMLDecodeError."""
+    import tomllib  # here: most gathers read no TOML (~2 ms of start-up)
+
     check_size(text, limits)
     try:
         value = tomllib.loads(text)

@@ -42,11 +42,18 @@ def test_a_gather_imports_only_the_parsers_its_repository_needs(home: Path, make
     small = make_repo({"requirements.txt": "requests==2.30.0\n", "app.py": "import requests\n"})
     modules = imported("gather", str(small), full=True)
     assert "repocontext.deps.requirements" in modules  # it read the requirement file
+    # No TOML, JS or Go file: no TOML reader, no tree-sitter; a first gather: no re-gather or update code.
     unneeded = {"repocontext.osv.db", "repocontext.dockerfile.parser", "repocontext.deployments",
-                "repocontext.deps.gosum", "repocontext.deps.yarn_lock", "repocontext.deps.npm_lock"}
+                "repocontext.deps.gosum", "repocontext.deps.yarn_lock", "repocontext.deps.npm_lock",
+                "tomllib", "repocontext.deps.toml_lines", "repocontext.deps.pyproject", "tree_sitter",
+                "repocontext.regather", "repocontext.probes.call_sites_delta", "repocontext.probes.tests_delta"}
     assert not modules & unneeded, modules & unneeded
-    docker = make_repo({"Dockerfile": "FROM python:3.12\n", "go.mod": "module x\n\ngo 1.22\n"})
-    assert {"repocontext.dockerfile.parser", "repocontext.deps.gomod"} <= imported("gather", str(docker), full=True)
+    docker = make_repo({"Dockerfile": "FROM python:3.12\n", "go.mod": "module x\n\ngo 1.22\n",
+                        "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println() }\n',
+                        "pyproject.toml": '[project]\nname = "x"\ndependencies = ["requests>=2"]\n'})
+    modules = imported("gather", str(docker), full=True)
+    assert {"repocontext.dockerfile.parser", "repocontext.deps.gomod", "tree_sitter", "tomllib",
+            "repocontext.deps.pyproject"} <= modules, modules
 
 
 def test_help_and_gather_import_no_graph_stack(home: Path, make_repo: Callable[..., Path]) -> None:
@@ -116,9 +123,9 @@ def test_a_plain_gather_skips_typer_and_anything_else_goes_through_it(home: Path
     # small repository's files are read in this process (no multiprocessing); no INI file to read, no input's
     # name to suggest; with PLANNER_DAEMON=off no socket to a daemon; the secret rules are read beside their module,
     # from their compiled JSON (no YAML parser for a repository without YAML); a plain requirement line is read
-    # without packaging's grammar
+    # without packaging's grammar; the store writes its files without tempfile (nor shutil, which it imports)
     unneeded = {"importlib.metadata", "multiprocessing", "configparser", "difflib", "socket", "importlib.resources",
-                "yaml", "packaging.requirements"}
+                "yaml", "packaging.requirements", "tempfile", "shutil"}
     assert not modules & unneeded, modules & unneeded
     summary, modules = through_entry("gather", "--advisories=/nonexistent-source", str(repo))
     assert summary.returncode == 2 and summary.stderr.startswith("error: ") and "typer" not in modules

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -190,3 +192,26 @@ def test_dependency_records_are_stored_without_null_fields(make_repo: Callable[.
     requests = raw["dependencies"]["requests"][0]
     assert "version" not in requests and requests["constraint"] == ">=2.31"  # unset fields omitted, set ones kept
     assert store.load(repo).dependencies == context.dependencies
+
+
+def test_atomic_write_replaces_whole_and_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "store" / "x.json"
+    parts.atomic_write(target, "first")
+    # A temp file a killed process left under the name this process would pick next (a recycled pid):
+    # O_EXCL refuses it and the next name is taken; the leftover is not this write's to remove.
+    serial = next(parts._TEMP_SERIAL)
+    stale = target.parent / f".x.json.{os.getpid()}-{serial + 1}.tmp"
+    stale.write_text("left by a killed process")
+    parts.atomic_write(target, b"second")
+    assert target.read_text() == "second"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600  # private, as tempfile.mkstemp made it
+    assert sorted(p.name for p in target.parent.iterdir()) == [stale.name, "x.json"]
+
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parts.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space"):  # the rename fails: the old file stands, the temp file goes
+        parts.atomic_write(target, b"third")
+    assert target.read_text() == "second"
+    assert sorted(p.name for p in target.parent.iterdir()) == [stale.name, "x.json"]

@@ -48,7 +48,6 @@ def run_gather(repo: Path, advisories: list[Path] | None, as_json: bool) -> None
     git.prefetch(repo)  # git lists the tree while the probes are imported
     from planner import service
     from repocontext.model import RepoContext
-    from repocontext.regather import Regathered
 
     settings = Settings.from_env()
     # The embedded hot-view server lives only as long as this process: warming it here would be wasted.
@@ -78,7 +77,7 @@ def run_gather(repo: Path, advisories: list[Path] | None, as_json: bool) -> None
     say(f"  files: {len(context.files)}  denied: {len(context.denied)}  "
                   f"languages: {', '.join(list(context.languages)[:5]) or 'none'}")
     say(f"  probes: {len(meta.probes)} run, {len(reused)} reused{': ' + ', '.join(reused) if reused else ''}")
-    if isinstance(context, Regathered):
+    if not isinstance(context, RepoContext):  # a Regathered (its module is imported only to re-gather)
         updated = ", ".join(context.incremental) or "none"
         say(f"  re-gathered: {len(context.changed)} changed file(s); updated from them alone: {updated}")
         if context.fell_back:

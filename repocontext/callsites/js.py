@@ -50,7 +50,7 @@ NODE_BUILTINS = frozenset({
     "worker_threads", "zlib",
 })
 
-_Binding = tuple[str, str, ts.Node]  # (local name, qualified name, node giving the position)
+_Binding = tuple[str, str, "ts.Node"]  # (local name, qualified name, node giving the position)
 
 
 def grammar_for(path: str) -> str:
@@ -178,7 +178,7 @@ def warm(grammar: str) -> None:
     ts.parser(grammar)
 
 
-Match = dict[str, list[ts.Node]]
+Match = dict[str, list["ts.Node"]]
 
 
 def import_matches(root: ts.Node, data: bytes, grammar: str) -> list[Match]:

@@ -8,10 +8,24 @@ from __future__ import annotations
 
 import importlib
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
-import tree_sitter
+if TYPE_CHECKING:
+    import tree_sitter
+    from tree_sitter import Node
 
-Node = tree_sitter.Node
+
+def __getattr__(name: str) -> Any:
+    # tree_sitter is imported when a parser is first asked for: a repository without JS or Go never needs it
+    # (~2 ms of a small gather's start-up); `Node` stays reachable for code that names it at run time.
+    if name == "Node":
+        return _binding().Node
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _binding() -> Any:
+    return importlib.import_module("tree_sitter")
 
 
 @cache
@@ -24,17 +38,17 @@ def language(name: str) -> tree_sitter.Language:
         "tsx": ("tree_sitter_typescript", "language_tsx"),
         "go": ("tree_sitter_go", "language"),
     }[name]
-    return tree_sitter.Language(getattr(importlib.import_module(module), function)())
+    return _binding().Language(getattr(importlib.import_module(module), function)())
 
 
 @cache
 def parser(name: str) -> tree_sitter.Parser:
-    return tree_sitter.Parser(language(name))
+    return _binding().Parser(language(name))
 
 
 @lru_cache(maxsize=64)
 def query(name: str, source: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(name), source)
+    return _binding().Query(language(name), source)
 
 
 def parse(name: str, text: str) -> tree_sitter.Tree:
@@ -43,12 +57,12 @@ def parse(name: str, text: str) -> tree_sitter.Tree:
 
 def captures(name: str, source: str, node: Node) -> dict[str, list[Node]]:
     """Captures of a (cached) query under `node`, each list in document order."""
-    found = tree_sitter.QueryCursor(query(name, source)).captures(node)
+    found = _binding().QueryCursor(query(name, source)).captures(node)
     return {key: sorted(nodes, key=lambda n: n.start_byte) for key, nodes in found.items()}
 
 
 def matches(name: str, source: str, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    return tree_sitter.QueryCursor(query(name, source)).matches(node)
+    return _binding().QueryCursor(query(name, source)).matches(node)
 
 
 def text(node: Node | None) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -13,7 +12,6 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from repocontext import bounded
-from repocontext.deps.toml_lines import TomlLines
 from repocontext.model import Dependency
 
 Level = Literal["info", "warning", "error"]
@@ -243,6 +241,8 @@ def sort_key(dep: Dependency) -> tuple[str, str, int, str, str, str]:
 
 def read_toml(path: str, text: str) -> dict[str, Any] | Parsed:
     """The TOML document, or a Parsed carrying the one error (with its line) when it is invalid."""
+    import tomllib  # here: most gathers read no TOML (~2 ms of start-up)
+
     try:
         return bounded.toml_loads(text)
     except bounded.LimitExceeded as exc:
@@ -257,6 +257,8 @@ def read_lock(path: str, text: str) -> tuple[list[Any], list[int]] | Parsed:
     data = read_toml(path, text)
     if isinstance(data, Parsed):
         return data
+    from repocontext.deps.toml_lines import TomlLines
+
     raw = data.get("package")
     entries: list[Any] = raw if isinstance(raw, list) else []
     headers = TomlLines(text).array_headers(("package",))

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from itertools import pairwise
 from operator import itemgetter
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from repocontext import bounded
 from repocontext.callsites import go, js
@@ -45,8 +45,10 @@ from repocontext.model import Diagnostic, FileRecord
 from repocontext.parallel import gc_paused
 from repocontext.paths import split_path
 from repocontext.probe import ABSENT, CannotIncrement, PerFileProbe, ProbeContext, ProbeOutput
-from repocontext.probes.call_sites_delta import Classified, FileSites, patch_groups
 from repocontext.secrets import redact
+
+if TYPE_CHECKING:  # the update from changed files alone imports it (a first gather never does)
+    from repocontext.probes.call_sites_delta import Classified, FileSites
 
 PY_GLOBS = ("**/*.py",)
 JS_GLOBS = ("**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx", "**/*.ts", "**/*.tsx")
@@ -373,6 +375,8 @@ class CallSitesProbe(PerFileProbe):
         `previous["call_sites"]`; the others are new dicts whose `sites` reuse the previous site objects.
         Diagnostics: `previous_diagnostics` of unchanged files, plus those of the changed files, in path order.
         """
+        from repocontext.probes.call_sites_delta import patch_groups  # a first gather never updates
+
         groups = previous.get("call_sites")
         paths = ctx.sorted_paths()
         if not isinstance(groups, Mapping) or paths is None or not _layout_kept(changes):
@@ -404,6 +408,8 @@ def _layout_kept(changes: Mapping[str, tuple[Any, Any]]) -> bool:
 
 def _file_sites(grouper: Grouper, layout: Layout, path: str, result: Any) -> FileSites:
     """One file's sites by group, as combine adds them (skipped files: none), each with its classification."""
+    from repocontext.probes.call_sites_delta import FileSites
+
     found = FileSites()
     if not isinstance(result, Mapping) or "sites" not in result or result.get("error"):
         return found

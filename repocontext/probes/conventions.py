@@ -19,7 +19,6 @@ CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
 
 from repocontext import bounded
@@ -182,6 +181,8 @@ class ConventionsProbe(Probe):
 
     # parsing helpers ----------------------------------------------------
     def _toml(self, text: str, path: str, found: _Found) -> dict[str, Any]:
+        import tomllib  # here: most gathers read no TOML
+
         try:
             return bounded.toml_loads(text)
         except bounded.LimitExceeded as exc:

@@ -24,7 +24,6 @@ from repocontext import parallel
 from repocontext.deps import locks
 from repocontext.deps.common import Include, Issue, Parsed
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
-from repocontext.deps.pyproject import parse_pyproject
 from repocontext.deps.requirements import include_closure, parse_requirements
 from repocontext.model import Dependency
 from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput, Started, take_started
@@ -119,7 +118,8 @@ class DependenciesProbe(Probe):
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
         result.extend(parse_requirements(roots, ctx.read_text, constraint_roots))
         manifests = {
-            "pyproject.toml": self._manifests(by_name.get("pyproject.toml", []), texts, result, parse_pyproject),
+            "pyproject.toml": self._manifests(by_name.get("pyproject.toml", []), texts, result,
+                                              "pyproject:parse_pyproject"),
             "Pipfile": self._manifests(by_name.get("Pipfile", []), texts, result, "pipfile:parse_pipfile"),
             "package.json": self._manifests(by_name.get("package.json", []), texts, result,
                                             "npm:parse_package_json"),

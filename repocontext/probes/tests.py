@@ -36,7 +36,6 @@ from repocontext.probes.call_sites import (
     scan_source,
 )
 from repocontext.probes.tests_common import Resolver, TestFile, directory, entry_of, make_test
-from repocontext.probes.tests_delta import update_tests
 
 
 class _Sites:
@@ -140,6 +139,8 @@ class TestsProbe(PerFileProbe):
         vitest config changed, or a change reaches tests the lookups cannot find. Unchanged entries of
         `files` and lists of `by_module` are the previous objects. This probe has no diagnostics.
         """
+        from repocontext.probes.tests_delta import update_tests  # a first gather never updates
+
         found = update_tests(ctx, previous.get("tests"), changes, lambda path: self.result_for(ctx, path, result_of))
         return None if found is None else ProbeOutput(values={"tests": found})
 
