@@ -135,8 +135,12 @@ class PathIndex:
             if "}" in last:
                 _compile(last)  # a "}" without "{": refused as _compile refuses it
             candidates = list(self.by_name.get(last, ()))
+        elif last[0] == "*" and not _SPECIAL.search(last[1:]):  # `*.py`: a suffix test, no regex to compile
+            tail = last[1:]
+            candidates = sorted(path for name, bucket in self.by_name.items() if name.endswith(tail)
+                                for path in bucket)
         else:
-            name_rx = _compile(last if len(parts) > 1 else pattern)
+            name_rx = _compile("**/" + last)  # not `last` alone: _compile would strip a name's leading blank
             candidates = sorted(path for name, bucket in self.by_name.items() if name_rx.match(name)
                                 for path in bucket)
         if not anywhere:  # directory parts: checked on the few paths with that name

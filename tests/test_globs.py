@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repocontext.globs import GlobError, PathIndex, check_glob, match
 
@@ -57,9 +59,28 @@ def test_bad_globs_are_refused(pattern: str) -> None:
     "config/.env*", "x/**/nothing.py",
     # plain names at any depth are looked up without a regex
     "Dockerfile", "**/Dockerfile", "./README.md", " d.go ", "**/**/mod.py", "**/missing.txt", "weird]name.txt",
+    # a name `*tail` (tail without magic) is a suffix test, without a regex
+    "*", "**/*", "src/*", "*.py", "**/*.Dockerfile", "svc/*Dockerfile", "*[1].txt", "**/*]1].txt", "*.env.local",
 ])
 def test_the_index_matches_exactly_what_a_scan_matches(pattern: str) -> None:
     assert PathIndex(PATHS).match(pattern) == [p for p in PATHS if match(pattern, p)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["*", "**", "a", "b", ".", "py", "[ab]", "?", "{a,b}", "]", "-", " "]),
+                min_size=1, max_size=4),
+       st.lists(st.text(alphabet="ab.py-] ", min_size=1, max_size=5), min_size=1, max_size=3),
+       st.booleans())
+def test_the_index_agrees_with_a_scan_on_generated_globs(name: list[str], dirs: list[str], deep: bool) -> None:
+    paths = sorted({"/".join(dirs[:i]) + ("/" if i else "") + d for i in range(len(dirs)) for d in dirs})
+    pattern = ("**/" if deep else "") + "".join(name)
+    try:
+        expected = [p for p in paths if match(pattern, p)]
+    except GlobError:
+        with pytest.raises(GlobError):
+            PathIndex(paths).match(pattern)
+        return
+    assert PathIndex(paths).match(pattern) == expected
 
 
 def test_a_malformed_name_is_refused_by_the_index_too() -> None:
