@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repocontext.dockerfile import copies as copying
 from repocontext.dockerfile import parse
 from repocontext.dockerfile.copies import chain, copied_files
 
@@ -70,3 +75,22 @@ def test_heredoc_and_from_sources(tmp_path: Path) -> None:
         ("/d/two", "y\n", 6, True),
         ("/x y/run.sh", "b:/app/run.sh", 11, True),
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "app", "a.b", "]", "x y"]), min_size=1, max_size=4)
+                .map("/".join), min_size=0, max_size=25, unique=True),
+       st.lists(st.sampled_from(["a", "b", "app", ".", "", "]", "a.b"]), max_size=4).map("/".join))
+def test_a_source_without_wildcards_matches_as_the_glob_matcher_does(files: list[str], source: str) -> None:
+    listing = copying.Listing(files)
+    parts = [p for p in source.split("/") if p not in ("", ".")]
+    assert copying._match_literal(parts, listing) == copying._match_glob(parts, listing)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["", ".", "..", "app", "/", "//", "a b", "x."]), max_size=4).map("/".join),
+       st.lists(st.sampled_from(["", ".", "..", "srv", "/"]), max_size=3).map(lambda p: "/" + "/".join(p)),
+       st.lists(st.sampled_from(["a", "b.py", "..a", ".env.x", "x y"]), min_size=1, max_size=3).map("/".join))
+def test_a_directory_sources_files_land_where_target_puts_them(dest: str, workdir: str, below: str) -> None:
+    workdir = posixpath.normpath(workdir)  # as walk() keeps it
+    assert copying._directory(dest, workdir) + below == copying._target(dest, workdir, True, below)

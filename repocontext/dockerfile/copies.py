@@ -97,6 +97,20 @@ def _as_listing(files: Sequence[str] | Listing) -> Listing:
 def _match(pattern: str, files: Listing) -> list[tuple[str, str | None]]:
     """(repo path, path below the matched directory or None for a direct match)."""
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    if not any(c in part for part in parts for c in _GLOB_CHARS):
+        return _match_literal(parts, files)
+    return _match_glob(parts, files)
+
+
+def _match_literal(parts: list[str], files: Listing) -> list[tuple[str, str | None]]:
+    """_match for a source without wildcards: every path `under` it is the source or below it (`COPY . .`
+    of a large tree asked fnmatch about every segment of every file)."""
+    source = "/".join(parts)
+    cut = len(source) + 1 if source else 0
+    return [(path, path[cut:] or None) for path in map(files.files.__getitem__, files.under(source))]
+
+
+def _match_glob(parts: list[str], files: Listing) -> list[tuple[str, str | None]]:
     literal: list[str] = []
     for part in parts:  # fnmatch of a part without wildcards is plain equality: search by that prefix
         if any(c in part for c in _GLOB_CHARS):
@@ -132,6 +146,14 @@ def _target(dest: str, workdir: str, as_dir: bool, name: str) -> str:
     return posixpath.normpath(base)
 
 
+def _directory(dest: str, workdir: str) -> str:
+    """Where a directory source's files land, ending in "/": `_directory(d, w) + below` is `_target(d, w, True,
+    below)` for a repository path `below` (no empty, "." or ".." segment), without a join and a normpath per
+    file (`COPY . .` of a large tree)."""
+    base = posixpath.normpath(dest if dest.startswith("/") else posixpath.join(workdir, dest))
+    return base if base.endswith("/") else base + "/"
+
+
 def copied_files(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listing) -> list[Copied]:
     """Every file COPY/ADD put into the final image (chain order); `files` lists the repository."""
     dockerfile_dir = posixpath.dirname(path)
@@ -157,11 +179,12 @@ def copied_files(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listi
                 target = _target(dest, workdir, many, posixpath.basename(source.rstrip("/")))
                 out.append(Copied(container=target, image_path=f"{source_from}:{source}", explicit=True, **common))
             else:
+                directory = _directory(dest, workdir)
                 for repo_path, below in _repo_sources(source, dockerfile_dir, listing):
                     if below is None:
                         target = _target(dest, workdir, many, posixpath.basename(repo_path))
                     else:
-                        target = _target(dest, workdir, True, below)
+                        target = directory + below
                     explicit = below is None and not any(c in source for c in _GLOB_CHARS)
                     out.append(Copied(container=target, repo_path=repo_path, explicit=explicit, **common))
     return out
