@@ -46,7 +46,8 @@ def test_a_gather_imports_only_the_parsers_its_repository_needs(home: Path, make
     unneeded = {"repocontext.osv.db", "repocontext.dockerfile.parser", "repocontext.deployments",
                 "repocontext.deps.gosum", "repocontext.deps.yarn_lock", "repocontext.deps.npm_lock",
                 "tomllib", "repocontext.deps.toml_lines", "repocontext.deps.pyproject", "tree_sitter",
-                "repocontext.regather", "repocontext.probes.call_sites_delta", "repocontext.probes.tests_delta"}
+                "repocontext.regather", "repocontext.probes.call_sites_delta", "repocontext.probes.tests_delta",
+                "packaging.specifiers", "packaging.requirements"}  # `requests==2.30.0` is a plain pin
     assert not modules & unneeded, modules & unneeded
     docker = make_repo({"Dockerfile": "FROM python:3.12\n", "go.mod": "module x\n\ngo 1.22\n",
                         "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println() }\n',

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from repocontext import bounded
+from repocontext.deps.specifiers import exact_version, plain_specifiers, settled
 from repocontext.model import Dependency
 
 Level = Literal["info", "warning", "error"]
@@ -70,13 +69,20 @@ def pypi_name(name: str) -> str:
 
 def exact_pep440(specifier: str) -> str | None:
     """The pinned version of a `==x` / `===x` specifier (no wildcard), else None."""
+    pairs = plain_specifiers(specifier)
+    if pairs is None or not settled(pairs):
+        pairs = _packaging_specifiers(specifier)
+    return exact_version(pairs) if pairs is not None else None
+
+
+def _packaging_specifiers(text: str) -> list[tuple[str, str]] | None:
+    """(operator, version) of each specifier packaging reads in `text`, or None where it rejects it."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
-        specs = list(SpecifierSet(specifier))
+        return [(spec.operator, spec.version) for spec in SpecifierSet(text)]
     except InvalidSpecifier:
         return None
-    if len(specs) == 1 and specs[0].operator in ("==", "===") and not specs[0].version.endswith("*"):
-        return specs[0].version
-    return None
 
 
 _RAW_SPEC = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*([^;]*)")
@@ -97,12 +103,10 @@ def _plain508(text: str) -> Parsed508 | None:
     if match is None:
         return None
     name, extras, specifier = match.groups()
-    try:
-        specs = list(SpecifierSet(specifier or ""))
-    except InvalidSpecifier:
-        return None  # packaging words the error
-    exact = specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else None
-    return (pypi_name(name), None if exact is None or exact.endswith("*") else exact,
+    pairs = plain_specifiers(specifier or "")
+    if pairs is None or not settled(pairs):
+        return None  # packaging decides, and words any error
+    return (pypi_name(name), exact_version(pairs),
             specifier.strip() if specifier else None,
             tuple(sorted({part.strip() for part in extras.split(",")})) if extras else (), None, None)
 
