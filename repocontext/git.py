@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
 class GitError(RuntimeError):
@@ -99,8 +99,7 @@ def _head_from_files(path: Path) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class TreeListing:
+class TreeListing(NamedTuple):
     """Files git knows about under a directory, relative to it."""
 
     tracked: dict[str, tuple[str, str]]  # path -> (mode, blob sha in the index)

@@ -99,6 +99,7 @@ def match(pattern: str, path: str) -> bool:
 
 _MAGIC = re.compile(r"[*?\[{]")
 _SPECIAL = re.compile(r"[*?\[{}]|^\*\*$")  # what makes a name segment more than a literal ("}" alone is an error)
+_NOT_STAR = re.compile(r"[?\[{}]")  # magic other than `*`
 
 
 class PathIndex:
@@ -135,15 +136,33 @@ class PathIndex:
             if "}" in last:
                 _compile(last)  # a "}" without "{": refused as _compile refuses it
             candidates = list(self.by_name.get(last, ()))
-        elif last[0] == "*" and not _SPECIAL.search(last[1:]):  # `*.py`: a suffix test, no regex to compile
-            tail = last[1:]
-            candidates = sorted(path for name, bucket in self.by_name.items() if name.endswith(tail)
+        elif not _NOT_STAR.search(last):  # `*.py`, `environment*.yml`: string tests, no regex to compile
+            pieces = last.split("*")
+            candidates = sorted(path for name, bucket in self.by_name.items() if _star_match(pieces, name)
                                 for path in bucket)
         else:
             name_rx = _compile("**/" + last)  # not `last` alone: _compile would strip a name's leading blank
             candidates = sorted(path for name, bucket in self.by_name.items() if name_rx.match(name)
                                 for path in bucket)
-        if not anywhere:  # directory parts: checked on the few paths with that name
-            compiled = _compile(pattern)
-            return sorted(p for p in candidates if compiled.match(p))
-        return candidates
+        if anywhere:
+            return candidates
+        directory = "/".join(parts[:-1])
+        if not _SPECIAL.search(directory):  # `.github/workflows/*.yml`: the folder is a literal
+            return sorted(p for p in candidates if p.rpartition("/")[0] == directory)
+        compiled = _compile(pattern)  # directory parts with magic: checked on the few paths with that name
+        return sorted(p for p in candidates if compiled.match(p))
+
+
+def _star_match(pieces: list[str], name: str) -> bool:
+    """Whether `name` matches the name pattern whose literal pieces between `*`s are `pieces`."""
+    head, tail = pieces[0], pieces[-1]
+    end = len(name) - len(tail)
+    if end < len(head) or not name.startswith(head) or not name.endswith(tail):
+        return False
+    at = len(head)
+    for piece in pieces[1:-1]:  # leftmost first: a `*` before each piece takes as little as it can
+        found = name.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True

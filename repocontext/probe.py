@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, NamedTuple
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, FileRecord
@@ -67,8 +67,7 @@ def index_diff(previous: Mapping[str, str], files: Sequence[FileRecord]) -> dict
     return diff
 
 
-@dataclass(frozen=True)
-class Analyses:
+class Analyses(NamedTuple):
     """A PerFileProbe's plan over its input files (see PerFileProbe.plan)."""
 
     records: list[FileRecord]  # the input files, in index order
@@ -77,8 +76,7 @@ class Analyses:
     shared: dict[str, str]  # cache key → analysis key, for the records not in the cache
 
 
-@dataclass(frozen=True)
-class Started:
+class Started(NamedTuple):
     """A probe's costly work, begun in forked workers ahead of the probe's turn (see Probe.start)."""
 
     keys: list[Any]  # what was started (a PerFileProbe's analysis keys, in order): the probe checks it

@@ -14,7 +14,7 @@ to a repository is exact. `redact_tree` scrubs whole values (states, records) be
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from repocontext.secret_rules import Rules, ValueRule, shipped
@@ -170,7 +170,10 @@ def scrub(data: bytes, path: str) -> tuple[str | None, str | None]:
                                     for start, end in found if end > start])), None
 
 
-# A marker as `redact` writes it; longer names first so `REDACTED-secret-key-value` is never read as a
-# shorter rule's marker followed by text.
-MARKERS = re.compile("REDACTED-(" + "|".join(sorted((re.escape(r.name) for r in CONTENT_RULES), key=len,
-                                                     reverse=True)) + ")")
+@cache
+def markers() -> re.Pattern[str]:
+    """A marker as `redact` writes it, its rule's name the group; longer names first, so
+    `REDACTED-secret-key-value` is never read as a shorter rule's marker followed by text. Compiled on first
+    use: only a patch needs it, never a gather."""
+    names = sorted((re.escape(rule.name) for rule in CONTENT_RULES), key=len, reverse=True)
+    return re.compile("REDACTED-(" + "|".join(names) + ")")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from repocontext import secret_rules
-from repocontext.secrets import CONTENT_RULES, MARKERS, content_rule, must_read, path_rule, redact, scrub
+from repocontext.secrets import CONTENT_RULES, content_rule, markers, must_read, path_rule, redact, scrub
 
 RULES = {rule.name: rule for rule in CONTENT_RULES}
 
@@ -115,7 +115,7 @@ def test_a_token_denies_a_source_file_but_is_redacted_in_a_manifest() -> None:
 def test_markers_name_their_rule_and_redaction_is_idempotent() -> None:
     text = "ENV API_KEY=FAKEk3y0000\nurl = https://u:FAKEpw00@h/\n"
     once = redact(text)
-    assert [m.group(1) for m in MARKERS.finditer(once)] == ["secret-assignment", "url-userinfo"]
+    assert [m.group(1) for m in markers().finditer(once)] == ["secret-assignment", "url-userinfo"]
     assert redact(once) == once
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.patch.diff import unified_diff
 from planner.patch.edit import Edit, EditError
 from planner.patch.unredact import restore
-from repocontext.secrets import MARKERS
+from repocontext.secrets import markers
 
 __all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
 
@@ -67,7 +67,7 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         original, current = files[edit.file]
         if not edit.old:
             raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
-        if MARKERS.search(edit.old) or MARKERS.search(edit.new):
+        if markers().search(edit.old) or markers().search(edit.new):
             edit = restore(current, edit)  # only for edits made on redacted text
         at = _locate(current, edit)
         files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 
 from planner.patch.edit import Edit, EditError
-from repocontext.secrets import MARKERS
+from repocontext.secrets import markers
 
 
 def marked(edit: Edit) -> bool:
-    return MARKERS.search(edit.old) is not None or MARKERS.search(edit.new) is not None
+    return markers().search(edit.old) is not None or markers().search(edit.new) is not None
 
 
 def _finder(old: str) -> tuple[re.Pattern[str], list[str]]:
@@ -24,7 +24,7 @@ def _finder(old: str) -> tuple[re.Pattern[str], list[str]]:
     parts: list[str] = []
     rules: list[str] = []
     at = 0
-    for marker in MARKERS.finditer(old):
+    for marker in markers().finditer(old):
         parts.append(re.escape(old[at:marker.start()]))
         last = marker.end() == len(old)
         parts.append(r"(\S+)" if last else r"(\S+?)")
@@ -60,7 +60,7 @@ def _by_line(old: str, found: list[str]) -> dict[str, tuple[str, ...]]:
     clashes: set[str] = set()
     at = 0
     for line in old.splitlines():
-        count = len(MARKERS.findall(line))
+        count = len(markers().findall(line))
         if not count:
             continue
         values = tuple(found[at:at + count])
@@ -72,7 +72,7 @@ def _by_line(old: str, found: list[str]) -> dict[str, tuple[str, ...]]:
 
 def _refill(line: str, values: tuple[str, ...]) -> str:
     """`line` with its markers replaced by `values`, in order."""
-    parts = MARKERS.split(line)[::2]  # split keeps each marker's rule group: every second part is one
+    parts = markers().split(line)[::2]  # split keeps each marker's rule group: every second part is one
     return "".join(part + (values[i] if i < len(values) else "") for i, part in enumerate(parts))
 
 
@@ -104,7 +104,7 @@ def _fill(old: str, new: str, rules: list[str], found: list[str], file: str) -> 
         if known is not None:
             out.append(_refill(line, known))
         else:
-            out.append(MARKERS.sub(by_rule, line))
+            out.append(markers().sub(by_rule, line))
     return "".join(out)
 
 

@@ -17,8 +17,16 @@ import re
 from collections.abc import Collection
 from pathlib import PurePosixPath
 
-from repocontext.deps.common import Include, Issue, Parsed, Reader, is_dev_name, pep508, pypi_name
-from repocontext.deps.compiled import compile_header, is_hashed, mark_transitive, via_annotations
+from repocontext.deps.common import (
+    Include,
+    Issue,
+    Parsed,
+    Reader,
+    is_dev_name,
+    may_be_compiled,
+    pep508,
+    pypi_name,
+)
 from repocontext.model import Dependency
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -158,6 +166,12 @@ def parse_file(path: str, text: str) -> Parsed:
 
 def _mark_compiled(deps: list[Dependency], text: str) -> None:
     """Note what generated the file, whether it checks hashes, and which pins are transitive."""
+    if not may_be_compiled(text):
+        for dep in deps:
+            dep.hashed = False
+        return
+    from repocontext.deps.compiled import compile_header, is_hashed, mark_transitive, via_annotations
+
     hashed = is_hashed(text)
     header = compile_header(text)
     for dep in deps:

@@ -9,22 +9,30 @@ validity and words the error. `tests/test_deps_specifiers.py` holds every answer
 from __future__ import annotations
 
 import re
+from functools import cache
 
 _RELEASE = r"[0-9]+(?:\.[0-9]+)*"
 _SUFFIX = r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
 _LOCAL = r"(?:\+[a-z0-9]+(?:[._-][a-z0-9]+)*)?"
-_EQUALITY = re.compile(rf"{_RELEASE}(?:\.\*|{_SUFFIX}{_LOCAL})")  # == and != alone take a wildcard or a local
-_ORDERING = re.compile(rf"{_RELEASE}{_SUFFIX}")
-_SHAPES: dict[str, re.Pattern[str]] = {
-    "===": re.compile(r"[^\s;)]+"),  # arbitrary equality: any text without blanks, `;` or `)`
+_EQUALITY = rf"{_RELEASE}(?:\.\*|{_SUFFIX}{_LOCAL})"  # == and != alone take a wildcard or a local version
+_ORDERING = rf"{_RELEASE}{_SUFFIX}"
+# Sources, each compiled on first use (`_shape`): a file of `==` pins never compiles the rest.
+_SHAPES: dict[str, str] = {
+    "===": r"[^\s;)]+",  # arbitrary equality: any text without blanks, `;` or `)`
     "==": _EQUALITY,
     "!=": _EQUALITY,
-    "~=": re.compile(rf"[0-9]+(?:\.[0-9]+)+{_SUFFIX}"),  # a compatible release names two segments at least
+    "~=": rf"[0-9]+(?:\.[0-9]+)+{_SUFFIX}",  # a compatible release names two segments at least
     "<=": _ORDERING,
     ">=": _ORDERING,
     "<": _ORDERING,
     ">": _ORDERING,
 }
+
+
+@cache
+def _shape(operator: str) -> re.Pattern[str] | None:
+    source = _SHAPES.get(operator)
+    return re.compile(source) if source is not None else None
 
 
 def _operator(spec: str) -> str:
@@ -45,7 +53,7 @@ def plain_specifiers(text: str) -> list[tuple[str, str]] | None:
         if not spec:
             continue
         operator = _operator(spec)
-        shape = _SHAPES.get(operator)
+        shape = _shape(operator)
         version = spec[len(operator):].strip()
         if shape is None or shape.fullmatch(version) is None:
             return None

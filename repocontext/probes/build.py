@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import PurePosixPath
 
+from repocontext.deps.common import may_be_compiled
 from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment, is_requirements_file
 from repocontext.model import BuildSystem, Manifest
 from repocontext.paths import split_path
@@ -117,8 +118,10 @@ def _generated_by(ctx: ProbeContext, path: str) -> str | None:
     """The compile command in a requirement file's header (pip-compile, uv pip compile), else None."""
     if _format(path) != "requirements.txt":
         return None
-    from repocontext.deps.compiled import compile_header  # its parsers only when a requirement file exists
-
     text = ctx.read_text(path)
-    header = compile_header(text) if text is not None else None
+    if text is None or not may_be_compiled(text):
+        return None
+    from repocontext.deps.compiled import compile_header  # its parsers only for a file that may be compiled
+
+    header = compile_header(text)
     return header.command if header else None
