@@ -36,7 +36,7 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     directory = tmp_path / "classes"
     directory.mkdir()
     _write(directory, "alpha", 1)
-    return Settings(home=tmp_path / "home", task_class_dirs=[directory])
+    return Settings(home=tmp_path / "home", task_class_dirs=(directory,))
 
 
 def test_memo_returns_what_the_registry_returns(settings: Settings) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +37,7 @@ class _Held:
 _memo: dict[tuple[str, ...], _Held] = {}
 
 
-def _fingerprint(directories: list[Path]) -> tuple[tuple[object, ...], bool]:
+def _fingerprint(directories: Sequence[Path]) -> tuple[tuple[object, ...], bool]:
     """(fingerprint, settled): settled is False when a file is too new to trust its stat."""
     parts: list[object] = []
     settled = True
