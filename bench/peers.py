@@ -220,11 +220,11 @@ def run_tree(name: str, tree: Path, rounds: int, work: Path, aider: str | None) 
 
 
 BUNDLES = """
-import dataclasses, sys
+import sys
 from pathlib import Path
 from planner import service
 from planner.config import Settings
-settings = dataclasses.replace(Settings.from_env(), home=Path(sys.argv[1]), redis_url=None)
+settings = Settings.from_env()._replace(home=Path(sys.argv[1]), redis_url=None)
 for name, key in (("vulnerability-remediation", "package"), ("distroless-migration", "dockerfile")):
     bundle, _, _ = service.build_bundle(settings, name, Path(sys.argv[2]), {}, per_item=frozenset({key}))
     print(name, bundle.totals.tokens)

@@ -9,7 +9,6 @@ advisory source's path and file stamps) and when it was gathered.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import subprocess
@@ -101,7 +100,7 @@ def first_item(settings: Settings, repo: Path, key: str) -> str | None:
 
 def digest(home: Path, repo: Path) -> dict[str, Any]:
     """Gather `repo` cold into `home` and digest the result."""
-    settings = dataclasses.replace(Settings.from_env(), home=home, advisories=[ADVISORIES], redis_url=None)
+    settings = Settings.from_env()._replace(home=home, advisories=(ADVISORIES,), redis_url=None)
     service.gather_repo(settings, repo, warm=False)
     found: dict[str, Any] = {"repocontext": context_digest(settings, repo)}
     for name, key in TASK_CLASSES.items():
