@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planner.patch.diff import unified_diff
 from planner.patch.edit import Edit, EditError
-from planner.patch.unredact import restore
-from repocontext.secrets import markers
+from planner.patch.unredact import marked, restore
 
 __all__ = ["Edit", "EditError", "Plan", "apply_edits", "unified_diff"]
 
@@ -67,7 +66,7 @@ def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dic
         original, current = files[edit.file]
         if not edit.old:
             raise EditError(f"{edit.file}: an edit needs non-empty 'old' text")
-        if markers().search(edit.old) or markers().search(edit.new):
+        if marked(edit):
             edit = restore(current, edit)  # only for edits made on redacted text
         at = _locate(current, edit)
         files[edit.file] = (original, current[:at] + edit.new + current[at + len(edit.old):])

@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Collection
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from repocontext.deps.common import (
     Include,
@@ -28,6 +29,9 @@ from repocontext.deps.common import (
     pypi_name,
 )
 from repocontext.model import Dependency
+
+if TYPE_CHECKING:
+    from repocontext.deps.compiled import CompileHeader
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _INCLUDE = re.compile(r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=^-[rc]))(\S.*)$")
@@ -166,18 +170,18 @@ def parse_file(path: str, text: str) -> Parsed:
 
 def _mark_compiled(deps: list[Dependency], text: str) -> None:
     """Note what generated the file, whether it checks hashes, and which pins are transitive."""
-    if not may_be_compiled(text):
-        for dep in deps:
-            dep.hashed = False
-        return
-    from repocontext.deps.compiled import compile_header, is_hashed, mark_transitive, via_annotations
+    hashed: bool = False
+    header: CompileHeader | None = None
+    if may_be_compiled(text):  # else a hand-written file: its parsers are not even imported
+        from repocontext.deps.compiled import compile_header, is_hashed
 
-    hashed = is_hashed(text)
-    header = compile_header(text)
+        hashed, header = is_hashed(text), compile_header(text)
     for dep in deps:
         dep.hashed = hashed
         dep.generated_by = header.command if header else None
     if header is not None:
+        from repocontext.deps.compiled import mark_transitive, via_annotations
+
         mark_transitive(deps, via_annotations(text))
 
 
