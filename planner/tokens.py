@@ -15,9 +15,11 @@ import sys
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import tiktoken
 
+from planner import tokens_subset
 from planner.errors import EnvironmentProblem
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -42,8 +44,15 @@ def _seal(payload: bytes) -> bytes:
 
 
 def _unsealed(cache: Path) -> dict[bytes, int] | None:
-    """The cached ranks, only when the file is ours (this user's, writable by no one else) and both digests
-    match: a truncated, corrupted or foreign file is decoded again from the shipped one, never trusted."""
+    """The cached ranks, only when the file is ours and sealed intact (see _opened)."""
+    ranks = _loaded(_opened(cache))
+    return ranks if isinstance(ranks, dict) and len(ranks) == _RANKS else None
+
+
+def _opened(cache: Path) -> bytes | None:
+    """A sealed cache file's payload, only when the file is ours (this user's, writable by no one else) and
+    both digests match: a truncated, corrupted or foreign file is decoded again from the shipped one, never
+    trusted."""
     try:
         info = cache.stat()
         if info.st_uid != os.getuid() or info.st_mode & 0o022:
@@ -54,34 +63,63 @@ def _unsealed(cache: Path) -> dict[bytes, int] | None:
     source, digest, payload = data[:32], data[32:64], data[64:]
     if source != bytes.fromhex(CL100K_SHA256) or hashlib.sha256(payload).digest() != digest:
         return None
+    return payload
+
+
+def _loaded(payload: bytes | None) -> Any:
     try:
-        ranks = marshal.loads(payload)
+        return None if payload is None else marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    return ranks if isinstance(ranks, dict) and len(ranks) == _RANKS else None
 
 
-def _ranks() -> dict[bytes, int]:
-    """The BPE ranks. The shipped file is always read and its SHA-256 checked; decoding its 100k base64
-    lines costs ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.05 s),
-    sealed with the source's and the payload's SHA-256 and checked on every load (_unsealed)."""
-    raw = (resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken").read_bytes()
-    if hashlib.sha256(raw).hexdigest() != CL100K_SHA256:
-        raise ValueError("cl100k_base.tiktoken does not have the published SHA-256")
-    cache = _cache_file()
-    cached = _unsealed(cache)
-    if cached is not None:
-        return cached
-    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.splitlines() if line)}
+def _write_sealed(cache: Path, payload: bytes) -> None:
     try:
         cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(_seal(marshal.dumps(ranks)))
+        temporary.write_bytes(_seal(payload))
         temporary.chmod(0o600)
         temporary.replace(cache)  # atomic: a concurrent reader sees the old file or the whole new one
     except OSError:
         pass  # a read-only home: decode again next time
+
+
+def _shipped() -> bytes:
+    """The shipped cl100k_base file, always read and its SHA-256 checked (a changed file is refused)."""
+    raw = (resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken").read_bytes()
+    if hashlib.sha256(raw).hexdigest() != CL100K_SHA256:
+        raise ValueError("cl100k_base.tiktoken does not have the published SHA-256")
+    return raw
+
+
+def _ranks() -> dict[bytes, int]:
+    """The BPE ranks. The shipped file is always read and checked; decoding its 100k base64 lines costs
+    ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.02 s), sealed with
+    the source's and the payload's SHA-256 and checked on every load (_opened). The shards that
+    `tokens_subset` counts small texts with are written beside them whenever they are missing or damaged."""
+    raw = _shipped()
+    ranks = _unsealed(_cache_file())
+    if ranks is None:
+        lines = (line.split() for line in raw.splitlines() if line)
+        ranks = {base64.b64decode(token): int(rank) for token, rank in lines}
+        _write_sealed(_cache_file(), marshal.dumps(ranks))
+    if _opened(_shard_file()) is None:
+        _write_sealed(_shard_file(), marshal.dumps(tokens_subset.split(ranks)))
     return ranks
+
+
+def _shard_file() -> Path:
+    return _cache_file().with_suffix(f".shards-v{tokens_subset.FORMAT}.marshal")
+
+
+@lru_cache(maxsize=1)
+def _subset() -> tokens_subset.SubsetCounter | None:
+    """The small-text counter, when the sealed shards are in the cache dir (else None: the whole encoding)."""
+    _shipped()
+    payload = _loaded(_opened(_shard_file()))
+    if not isinstance(payload, dict) or not all(isinstance(payload.get(k), dict) for k in ("singles", "shards")):
+        return None
+    return tokens_subset.SubsetCounter(payload, _PAT, _SPECIAL)
 
 
 @lru_cache(maxsize=1)
@@ -107,8 +145,20 @@ MEMO_CHARS = 65_536
 
 
 def _count(text: str) -> int:
+    if not encoding.cache_info().currsize:  # the whole encoding not built yet: a small text may not need it
+        counted = _small_count(text)
+        if counted is not None:
+            return counted
     # encode_ordinary: text from repositories may contain "<|endoftext|>" literally; count it as text.
     return len(encoding().encode_ordinary(text))
+
+
+def _small_count(text: str) -> int | None:
+    try:
+        counter = _subset()
+    except (OSError, ValueError, ModuleNotFoundError):
+        return None  # the whole encoding's load reports it
+    return None if counter is None else counter.count(text)
 
 
 _count_memo = lru_cache(maxsize=2048)(_count)

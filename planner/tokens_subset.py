@@ -1,0 +1,94 @@
+"""Exact token counts of small texts without building the whole cl100k_base encoding.
+
+Building tiktoken's encoder over all 100,256 ranks costs ~60 ms and loading the ranks ~20 ms: most of a
+bare no-op dispatch's counting, whose bundle holds under a hundred tokens. BPE only ever looks up byte
+strings that lie inside the text it encodes (the regex pieces, then the pairs merged within one piece), so
+an encoder built from just the ranks of the text's own substrings gives the same tokens as the whole one.
+The ranks are kept in the user's cache dir split by their first two bytes (sealed like the full cache,
+see `planner.tokens`), so a small text loads only the shards its byte pairs name.
+tests/test_tokens_subset.py holds every count to the full encoding's.
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+import tiktoken
+
+# Texts and totals past these use the whole encoding: enumerating substrings is per byte, and rebuilding
+# the small encoder grows with what it holds.
+MAX_TEXT = 8_192  # characters of one text
+MAX_RANKS = 6_000
+FORMAT = 1  # of the shard payload (in the cache file's name)  # ranks a subset encoder may hold before the whole encoding is cheaper
+
+Shards = dict[bytes, tuple[tuple[int, ...], bytes]]  # two-byte prefix -> (token lengths present, marshal blob)
+
+
+def split(ranks: dict[bytes, int]) -> dict[str, Any]:
+    """The shard payload for `ranks`: single bytes whole, longer tokens by their first two bytes."""
+    singles = {token: rank for token, rank in ranks.items() if len(token) == 1}
+    groups: dict[bytes, dict[bytes, int]] = {}
+    for token, rank in ranks.items():
+        if len(token) > 1:
+            groups.setdefault(token[:2], {})[token] = rank
+    shards = {prefix: (tuple(sorted({len(t) for t in group})), marshal.dumps(group))
+              for prefix, group in sorted(groups.items())}
+    return {"singles": singles, "shards": shards}
+
+
+class SubsetCounter:
+    """Counts tokens with an encoder over the ranks the texts seen so far need, grown on demand."""
+
+    def __init__(self, payload: dict[str, Any], pattern: str, special: dict[str, int]) -> None:
+        self._singles: dict[bytes, int] = payload["singles"]
+        self._shards: Shards = payload["shards"]
+        self._loaded: dict[bytes, dict[bytes, int]] = {}
+        self._pattern, self._special = pattern, special
+        self._ranks: dict[bytes, int] = dict(self._singles)
+        self._encoding: tiktoken.Encoding | None = None
+
+    def count(self, text: str) -> int | None:
+        """Tokens in `text` (as encode_ordinary), or None when the whole encoding should be used instead."""
+        if len(text) > MAX_TEXT:
+            return None
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: tiktoken replaces it first; the whole encoding does that
+            return None
+        missing = {token: rank for token, rank in self._needed(data) if token not in self._ranks}
+        if missing or self._encoding is None:
+            if len(self._ranks) + len(missing) > MAX_RANKS:
+                return None
+            self._ranks.update(missing)
+            self._encoding = tiktoken.Encoding(name="cl100k_base-subset", pat_str=self._pattern,
+                                               mergeable_ranks=self._ranks, special_tokens=self._special)
+        return len(self._encoding.encode_ordinary(text))
+
+    def _needed(self, data: bytes) -> list[tuple[bytes, int]]:
+        """(token, rank) of every multi-byte token that occurs in `data`."""
+        found = []
+        size = len(data)
+        for start in range(size - 1):
+            prefix = data[start:start + 2]
+            shard = self._shard(prefix)
+            if shard is None:
+                continue
+            lengths, group = shard
+            for length in lengths:
+                if start + length > size:
+                    break
+                token = data[start:start + length]
+                rank = group.get(token)
+                if rank is not None:
+                    found.append((token, rank))
+        return found
+
+    def _shard(self, prefix: bytes) -> tuple[tuple[int, ...], dict[bytes, int]] | None:
+        entry = self._shards.get(prefix)
+        if entry is None:
+            return None
+        group = self._loaded.get(prefix)
+        if group is None:
+            group = self._loaded[prefix] = marshal.loads(entry[1])
+        return entry[0], group
