@@ -34,7 +34,8 @@ def _joined(value: Pattern) -> str:
 
 
 class ValueRuleSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first validation: every process loads the shipped rules, from COMPILED, which skips it (trusted).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(pattern=r"^[a-z0-9-]+$")
     pattern: str
@@ -50,7 +51,7 @@ class ValueRuleSpec(BaseModel):
 
 
 class RulesSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     files: dict[str, str]
     directories: tuple[str, ...]
@@ -221,8 +222,15 @@ class NeedleIndex:
         needles = sorted({needle for rule in rules for needle in rule.needles})
         self._owners = [tuple(i for i, rule in enumerate(rules) if needle in rule.needles) for needle in needles]
         self._rules = rules
-        self._text = AhoCorasick(needles)
-        self._bytes = BytesAhoCorasick([needle.encode() for needle in needles])
+        self._needles = needles
+
+    @cached_property
+    def _text(self) -> AhoCorasick:  # each built on first use: a gather scans bytes, a bundle text
+        return AhoCorasick(self._needles)
+
+    @cached_property
+    def _bytes(self) -> BytesAhoCorasick:
+        return BytesAhoCorasick([needle.encode() for needle in self._needles])
 
     def rules_in(self, data: str | bytes) -> list[ValueRule]:
         """The rules one of whose needles occurs in `data` (str, or bytes: needles are ASCII), in rule order."""
@@ -253,10 +261,27 @@ class Rules:
 
 def parse(text: str, lazy: bool = False, data: Any = None) -> Rules:
     """Rules from a YAML document (raises pydantic's ValidationError, or re.error on a bad pattern unless
-    `lazy`: then a pattern is compiled when first used). `data`: the document already read (see COMPILED)."""
-    rules = Rules(RulesSpec.model_validate(yaml_data(text) if data is None else data), lazy)
+    `lazy`: then a pattern is compiled when first used). `data`: the document already read."""
+    return _rules(RulesSpec.model_validate(yaml_data(text) if data is None else data), text, lazy)
+
+
+def _rules(spec: RulesSpec, text: str, lazy: bool) -> Rules:
+    rules = Rules(spec, lazy)
     rules.digest = _source_digest(text)[:16]
     return rules
+
+
+def trusted_spec(data: dict[str, Any]) -> RulesSpec:
+    """The spec COMPILED's data makes, without validating it again: write_compiled wrote it only after it
+    validated (and its patterns compiled), and the digest ties it to the YAML text. What validation would
+    change is done here: patterns joined, lists made tuples, defaults filled (model_construct).
+    tests/test_secret_rules.py holds it equal to the validated spec."""
+    values = tuple(ValueRuleSpec.model_construct(**{**value, "pattern": _joined(value["pattern"]),
+                                                    "needles": tuple(value["needles"])})
+                   for value in data["values"])
+    return RulesSpec.model_construct(files={name: _joined(p) for name, p in data["files"].items()},
+                                     directories=tuple(data["directories"]), must_read=tuple(data["must_read"]),
+                                     values=values)
 
 
 def yaml_data(text: str) -> Any:
@@ -297,7 +322,8 @@ def shipped() -> Rules:
     """The rules shipped with the package, read and compiled once per process."""
     # Lazy: the shipped patterns are each compiled by the tests (tests/test_secret_rules.py).
     text = SHIPPED.read_text(encoding="utf-8")
-    return parse(text, lazy=True, data=compiled_data(text))
+    data = compiled_data(text)
+    return parse(text, lazy=True) if data is None else _rules(trusted_spec(data), text, lazy=True)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,22 @@ def test_the_compiled_rules_are_the_yaml_and_a_stale_copy_is_ignored(tmp_path: P
     assert secret_rules.compiled_data(edited) == secret_rules.yaml_data(edited)
 
 
+def test_the_compiled_rules_load_unvalidated_as_the_validated_spec() -> None:
+    """shipped() builds the spec from COMPILED without validating it again (it was validated when written):
+    it must be the spec validation makes, patterns joined and defaults filled, field for field."""
+    text = secret_rules.SHIPPED.read_text(encoding="utf-8")
+    data = secret_rules.compiled_data(text)
+    assert data is not None
+    validated = secret_rules.RulesSpec.model_validate(data)
+    trusted = secret_rules.trusted_spec(data)
+    assert trusted == validated and trusted.model_dump() == validated.model_dump()
+    assert [type(v) for v in trusted.values] == [secret_rules.ValueRuleSpec] * len(validated.values)
+    assert any(isinstance(p, list) for p in data["files"].values())  # a joined pattern is among them
+    shipped = secret_rules.shipped()
+    assert shipped.digest == secret_rules.parse(text).digest
+    assert [r.spec for r in shipped.values] == list(validated.values)
+
+
 def test_a_bad_rule_file_is_refused() -> None:
     good = "files: {}\ndirectories: []\nmust_read: []\n"
     with pytest.raises(ValidationError):
