@@ -12,6 +12,7 @@ tests/test_tokens_subset.py holds every count to the full encoding's.
 from __future__ import annotations
 
 import marshal
+import threading
 from typing import Any
 
 import tiktoken
@@ -47,9 +48,16 @@ class SubsetCounter:
         self._ranks: dict[bytes, int] = dict(self._singles)
         self._encoding: tiktoken.Encoding | None = None
         self._seen = 0  # bytes counted so far
+        # A run's parallel work items count from threads: the ranks and the encoder built over them change
+        # together, or a count could use an encoder that lacks ranks another thread just added.
+        self._lock = threading.Lock()
 
     def count(self, text: str) -> int | None:
         """Tokens in `text` (as encode_ordinary), or None when the whole encoding should be used instead."""
+        with self._lock:
+            return self._count(text)
+
+    def _count(self, text: str) -> int | None:
         if self._seen + len(text) > MAX_BYTES:  # a character is at least one byte: no need to encode first
             return None
         try:

@@ -9,6 +9,7 @@ import json
 import os
 import tarfile
 import typing
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,16 @@ def test_large_texts_surrogates_and_many_bytes_go_to_the_whole_encoding(payload:
     assert all(counted is None for counted in grown[grown.index(None):])
     for text, counted in zip(texts, grown, strict=True):
         assert counted is None or counted == _full(text)
+
+
+def test_threads_sharing_one_counter_count_exactly(payload: dict[str, Any]) -> None:
+    """A run's parallel work items count from threads through the one process-wide counter."""
+    counter = _fresh(payload)
+    source = inspect.getsource(argparse)
+    texts = [source[at: at + 97] for at in range(0, 97 * 64, 97)]  # 6 KiB in all: under the byte cap
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        counted = list(pool.map(counter.count, texts))
+    assert counted == [_full(text) for text in texts]
 
 
 def test_a_small_count_builds_no_whole_encoding_and_a_damaged_shard_file_is_rewritten(
