@@ -12,15 +12,24 @@ tests/test_tokens_subset.py holds every count to the full encoding's.
 from __future__ import annotations
 
 import marshal
+import re
 import threading
 from typing import Any
 
 import tiktoken
 
-# Past this the whole encoding is used: finding a text's substrings costs ~7 ms a KiB (per byte, in Python,
-# and an encoder rebuilt for each text that brings new ranks), against ~80 ms to load the whole one once.
-MAX_BYTES = 8_192  # UTF-8 bytes of all texts counted so far (a bundle of ~2k tokens, ~3k ranks)
+# Past this the whole encoding is used: finding a text's substrings costs ~5 ms a KiB (in Python, and an
+# encoder rebuilt, ~3 ms, for each text that brings new ranks), against ~80 ms to load the whole one once; a
+# run with work counts far more, and pays at most this much before it loads the whole one.
+MAX_BYTES = 4_096  # UTF-8 bytes of all texts counted so far (a no-op run's bundle counts ~600)
 FORMAT = 1  # of the shard payload (in the cache file's name)
+
+# Where no piece of cl100k's pre-tokenizer can run across: before a space or tab that follows a printable
+# ASCII character. A piece holds whitespace after its first character only when it is all whitespace, or as
+# the CR/LF that may end a run of punctuation; so BPE, which merges within a piece, never looks up a byte
+# string across such a point, and the segments between them (far fewer distinct ones than offsets: words and
+# keys repeat) are all the substrings need be taken from.
+SEGMENT = re.compile(rb"(?<=[!-~])(?=[ \t])")
 
 Shards = dict[bytes, tuple[tuple[int, ...], bytes]]  # two-byte prefix -> (token lengths present, marshal blob)
 
@@ -40,14 +49,15 @@ def split(ranks: dict[bytes, int]) -> dict[str, Any]:
 class SubsetCounter:
     """Counts tokens with an encoder over the ranks the texts seen so far need, grown on demand."""
 
-    def __init__(self, payload: dict[str, Any], pattern: str, special: dict[str, int]) -> None:
+    def __init__(self, payload: dict[str, Any], pattern: str, special: dict[str, int],
+                 max_bytes: int = MAX_BYTES) -> None:
         self._singles: dict[bytes, int] = payload["singles"]
         self._shards: Shards = payload["shards"]
         self._loaded: dict[bytes, dict[bytes, int]] = {}
         self._pattern, self._special = pattern, special
         self._ranks: dict[bytes, int] = dict(self._singles)
         self._encoding: tiktoken.Encoding | None = None
-        self._seen = 0  # bytes counted so far
+        self._seen, self._max_bytes = 0, max_bytes  # bytes counted so far, and the most it will count
         # A run's parallel work items count from threads: the ranks and the encoder built over them change
         # together, or a count could use an encoder that lacks ranks another thread just added.
         self._lock = threading.Lock()
@@ -58,14 +68,14 @@ class SubsetCounter:
             return self._count(text)
 
     def _count(self, text: str) -> int | None:
-        if self._seen + len(text) > MAX_BYTES:  # a character is at least one byte: no need to encode first
+        if self._seen + len(text) > self._max_bytes:  # a character is at least one byte: no need to encode first
             return None
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: tiktoken replaces it first; the whole encoding does that
             return None
         self._seen += len(data)
-        if self._seen > MAX_BYTES:
+        if self._seen > self._max_bytes:
             return None
         missing = {token: rank for token, rank in self._needed(data) if token not in self._ranks}
         if missing or self._encoding is None:
@@ -75,22 +85,22 @@ class SubsetCounter:
         return len(self._encoding.encode_ordinary(text))
 
     def _needed(self, data: bytes) -> list[tuple[bytes, int]]:
-        """(token, rank) of every multi-byte token that occurs in `data`."""
+        """(token, rank) of every multi-byte token that occurs in a segment of `data` (see SEGMENT)."""
         found = []
-        size = len(data)
-        for start in range(size - 1):
-            prefix = data[start:start + 2]
-            shard = self._shard(prefix)
-            if shard is None:
-                continue
-            lengths, group = shard
-            for length in lengths:
-                if start + length > size:
-                    break
-                token = data[start:start + length]
-                rank = group.get(token)
-                if rank is not None:
-                    found.append((token, rank))
+        for segment in set(SEGMENT.split(data)):
+            size = len(segment)
+            for start in range(size - 1):
+                shard = self._shard(segment[start:start + 2])
+                if shard is None:
+                    continue
+                lengths, group = shard
+                for length in lengths:
+                    if start + length > size:
+                        break
+                    token = segment[start:start + length]
+                    rank = group.get(token)
+                    if rank is not None:
+                        found.append((token, rank))
         return found
 
     def _shard(self, prefix: bytes) -> tuple[tuple[int, ...], dict[bytes, int]] | None:

@@ -15,6 +15,7 @@ import pytest
 from conftest import run_cli, run_main
 from test_cli_startup import HEAVY, imported, through_entry
 
+from planner import tokens
 from planner.run import shortcut
 from planner.run.graph import build_graph
 from planner.store.runs import read_state
@@ -39,6 +40,35 @@ def test_the_shortcut_runs_the_graphs_nodes_in_the_graphs_order() -> None:
         path.append(node)
     assert path[:-1] == [name for name, _ in (*shortcut.HEAD, *shortcut.TAIL)]
     assert set(following["split"]) == {"work", "join"}
+
+
+TOKENS_PROBE = """
+import sys
+from planner.cli import main
+from planner import tokens
+sys.argv = ["planner", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write(f"\\nENCODING {tokens.encoding.cache_info().currsize} {tokens._subset.cache_info().currsize}\\n")
+"""
+
+
+def _encodings(*args: str) -> tuple[int, int]:
+    """(whole encodings, subset counters) a `planner ARGS` process built."""
+    proc = subprocess.run([sys.executable, "-c", TOKENS_PROBE, *args], capture_output=True, text=True, timeout=120)
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("ENCODING "))
+    whole, subset = line.split()[1:]
+    return int(whole), int(subset)
+
+
+def test_a_no_op_dispatch_counts_its_bundle_without_the_whole_encoding(home: Path,
+                                                                       make_repo: Callable[..., Path]) -> None:
+    tokens._ranks()  # the sealed caches the subset counter loads are in place (a first process writes them)
+    args = ["dispatch", "vulnerability-remediation", "--advisories", str(ADVISORIES), "--repo"]
+    assert _encodings(*args, str(make_repo(SAFE))) == (0, 1)
+    assert _encodings(*args, str(make_repo(VULNERABLE)))[0] == 1  # a run with work: its bundles count far more
 
 
 def test_a_no_op_dispatch_imports_no_graph_stack(home: Path, make_repo: Callable[..., Path]) -> None:

@@ -22,7 +22,8 @@ from planner import tokens, tokens_subset
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PIECES = ["alpha", "Beta", "123", "4567", "'s", "'ll", "'VE", " ", "  ", "   ", "\t", "\n", "\r\n", "\n\n", "{",
           "}", ":", ",", '"', "-", "...", "!?", "é", "日本語", "\u00a0", "\u2028", "\u3000", "_x", "é'", "ü1", "🙂",
-          "REDACTED-aws", "==2.31.0", "<|endoftext|>", "http://", "\x1c", "\x85", "\u0301", "ǅ", "Ⅻ", "٣"]
+          "REDACTED-aws", "==2.31.0", "<|endoftext|>", "http://", "\x1c", "\x85", "\u0301", "ǅ", "Ⅻ", "٣",
+          " \t", "\t ", ".\n", ". ", ";\r\n", "x\t", "\u3000 ", "é ", ")\n    ", "\x0b", "\x0c", "1 2"]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +36,9 @@ def _payload() -> dict[str, Any]:
     return tokens_subset.split(tokens._ranks())
 
 
-def _fresh(payload: dict[str, Any]) -> tokens_subset.SubsetCounter:
-    return tokens_subset.SubsetCounter(payload, tokens._PAT, tokens._SPECIAL)
+def _fresh(payload: dict[str, Any], max_bytes: int = 1 << 30) -> tokens_subset.SubsetCounter:
+    """A counter with no byte cap unless one is given: the counts are what these tests check."""
+    return tokens_subset.SubsetCounter(payload, tokens._PAT, tokens._SPECIAL, max_bytes)
 
 
 def _full(text: str) -> int:
@@ -66,21 +68,21 @@ def test_real_files_count_the_same(payload: dict[str, Any]) -> None:
     for path in files:
         if not path.is_file():
             continue
-        text = path.read_bytes()[: tokens_subset.MAX_BYTES].decode("utf-8", "ignore")
+        text = path.read_bytes()[:8000].decode("utf-8", "ignore")
         assert _fresh(payload).count(text) == _full(text), path
         checked += 1
     assert checked >= 40
 
 
 def test_large_texts_surrogates_and_many_bytes_go_to_the_whole_encoding(payload: dict[str, Any]) -> None:
-    counter = _fresh(payload)
+    counter = _fresh(payload, tokens_subset.MAX_BYTES)
     assert counter.count("x" * (tokens_subset.MAX_BYTES + 1)) is None
     assert counter.count("a\udc80b") is None
     source = "".join(inspect.getsource(module) for module in (argparse, typing, json))  # varied real text
-    texts = [source[at: at + 1500] for at in range(0, 30_000, 1500)]
+    texts = [source[at: at + 700] for at in range(0, 30_000, 700)]
     grown = [counter.count(text) for text in texts]
     served = sum(len(text) for text in texts[: grown.index(None)])
-    assert tokens_subset.MAX_BYTES - 1500 < served <= tokens_subset.MAX_BYTES  # then the whole encoding
+    assert tokens_subset.MAX_BYTES - 700 < served <= tokens_subset.MAX_BYTES  # then the whole encoding
     assert all(counted is None for counted in grown[grown.index(None):])
     for text, counted in zip(texts, grown, strict=True):
         assert counted is None or counted == _full(text)
@@ -90,35 +92,40 @@ def test_threads_sharing_one_counter_count_exactly(payload: dict[str, Any]) -> N
     """A run's parallel work items count from threads through the one process-wide counter."""
     counter = _fresh(payload)
     source = inspect.getsource(argparse)
-    texts = [source[at: at + 97] for at in range(0, 97 * 64, 97)]  # 6 KiB in all: under the byte cap
+    texts = [source[at: at + 97] for at in range(0, 97 * 64, 97)]
     with ThreadPoolExecutor(max_workers=8) as pool:
         counted = list(pool.map(counter.count, texts))
     assert counted == [_full(text) for text in texts]
 
 
-def test_a_small_count_builds_no_whole_encoding_and_a_damaged_shard_file_is_rewritten(
+def test_few_texts_are_counted_without_the_whole_encoding_and_a_damaged_shard_file_is_rewritten(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    for cached in (tokens.encoding, tokens._subset, tokens._count_memo):
+    caches = (tokens.encoding, tokens._subset, tokens._count_memo)
+    for cached in caches:
         cached.cache_clear()
     try:
-        assert tokens.count("hello world") == 2  # no shards yet: the whole encoding, which writes them
-        assert tokens.encoding.cache_info().currsize == 1
-        shards = tokens._shard_file()
-        assert shards.stat().st_mode & 0o777 == 0o600 and tokens._opened(shards) is not None
-        for cached in (tokens.encoding, tokens._subset, tokens._count_memo):
+        with tokens.few_texts():
+            assert tokens.count("hello world") == 2  # no shards yet: the whole encoding, which writes them
+            assert tokens.encoding.cache_info().currsize == 1
+            shards = tokens._shard_file()
+            assert shards.stat().st_mode & 0o777 == 0o600 and tokens._opened(shards) is not None
+            for cached in caches:
+                cached.cache_clear()
+            assert tokens.count("hello world, again") == 4
+            assert tokens.encoding.cache_info().currsize == 0  # counted from the shards alone
+            data = bytearray(shards.read_bytes())
+            data[-5] ^= 0x01
+            shards.write_bytes(bytes(data))
+            tokens._subset.cache_clear()
+            assert tokens._subset() is None  # a damaged shard file is never trusted
+            assert tokens.count("and once more") == 3 and tokens.encoding.cache_info().currsize == 1
+            assert tokens._opened(shards) is not None  # sealed again by the whole encoding's load
+        for cached in caches:
             cached.cache_clear()
-        assert tokens.count("hello world, again") == 4
-        assert tokens.encoding.cache_info().currsize == 0  # counted from the shards alone
-        data = bytearray(shards.read_bytes())
-        data[-5] ^= 0x01
-        shards.write_bytes(bytes(data))
-        tokens._subset.cache_clear()
-        assert tokens._subset() is None  # a damaged shard file is never trusted
-        assert tokens.count("and once more") == 3 and tokens.encoding.cache_info().currsize == 1
-        assert tokens._opened(shards) is not None  # sealed again by the whole encoding's load
+        assert tokens.count("not asked for") == 3 and tokens.encoding.cache_info().currsize == 1
     finally:  # the next test loads from its own cache dir again
-        for cached in (tokens.encoding, tokens._subset, tokens._count_memo):
+        for cached in caches:
             cached.cache_clear()
 
 

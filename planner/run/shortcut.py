@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
+from planner import tokens
 from planner.errors import ExitCode, Interrupted, PlannerError
 from planner.run import finalize, supervisor
 from planner.run.context import NodeRuntime, RunContext
@@ -143,6 +144,6 @@ def needs_graph(state: dict[str, Any]) -> bool:
 
 def finish(state: dict[str, Any], context: RunContext, runs: RunStore) -> dict[str, Any]:
     """The rest of a run with no work item (TAIL), without the graph; its final state is kept in the run store."""
-    with node_errors(state["run_id"], runs):
+    with node_errors(state["run_id"], runs), tokens.few_texts():  # its bundle holds the must-read keys only
         _run(TAIL, state, context)
     return runs.keep_final(state["run_id"], [name for name, _ in (*HEAD, *TAIL)], state)
