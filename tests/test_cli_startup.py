@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -27,15 +28,24 @@ except SystemExit:
     pass
 sys.stderr.write("\\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
 sys.stderr.write("\\nFULL " + json.dumps(sorted(sys.modules)) + "\\n")
+tokens = sys.modules.get("planner.tokens")
+if tokens is not None:  # whole encodings and subset counters built (tests/test_dispatch_shortcut.py)
+    built = (tokens.encoding.cache_info().currsize, tokens._subset.cache_info().currsize)
+    sys.stderr.write("\\nENCODING " + json.dumps(built) + "\\n")
 """
 
 
 def imported(*args: str, full: bool = False) -> set[str]:
     """The top-level packages (`full`: every module) a `planner ARGS` process imported."""
+    return set(probed(*args)["FULL " if full else "MODULES "])
+
+
+def probed(*args: str) -> dict[str, Any]:
+    """What a `planner ARGS` process reported at its end (PROBE), by tag."""
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
-    tag = "FULL " if full else "MODULES "
-    line = next(x for x in proc.stderr.splitlines() if x.startswith(tag))
-    return set(json.loads(line.removeprefix(tag)))
+    tags = ("MODULES ", "FULL ", "ENCODING ")
+    return {tag: json.loads(line.removeprefix(tag)) for line in proc.stderr.splitlines()
+            for tag in tags if line.startswith(tag)}
 
 
 def test_a_gather_imports_only_the_parsers_its_repository_needs(home: Path, make_repo: Callable[..., Path]) -> None:

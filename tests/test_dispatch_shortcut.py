@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import run_cli, run_main
-from test_cli_startup import HEAVY, imported, through_entry
+from test_cli_startup import HEAVY, imported, probed, through_entry
 
 from planner import tokens
 from planner.run import shortcut
@@ -42,25 +42,10 @@ def test_the_shortcut_runs_the_graphs_nodes_in_the_graphs_order() -> None:
     assert set(following["split"]) == {"work", "join"}
 
 
-TOKENS_PROBE = """
-import sys
-from planner.cli import main
-from planner import tokens
-sys.argv = ["planner", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
-sys.stderr.write(f"\\nENCODING {tokens.encoding.cache_info().currsize} {tokens._subset.cache_info().currsize}\\n")
-"""
-
-
 def _encodings(*args: str) -> tuple[int, int]:
     """(whole encodings, subset counters) a `planner ARGS` process built."""
-    proc = subprocess.run([sys.executable, "-c", TOKENS_PROBE, *args], capture_output=True, text=True, timeout=120)
-    line = next(x for x in proc.stderr.splitlines() if x.startswith("ENCODING "))
-    whole, subset = line.split()[1:]
-    return int(whole), int(subset)
+    whole, subset = probed(*args)["ENCODING "]
+    return whole, subset
 
 
 def test_a_no_op_dispatch_counts_its_bundle_without_the_whole_encoding(home: Path,
