@@ -98,16 +98,25 @@ def _ranks() -> dict[bytes, int]:
     """The BPE ranks. The shipped file is always read and checked; decoding its 100k base64 lines costs
     ~0.2 s a process, so the decoded ranks are kept in the user's cache dir (marshal, ~0.02 s), sealed with
     the source's and the payload's SHA-256 and checked on every load (_opened). The shards that
-    `tokens_subset` counts small texts with are written beside them whenever they are missing or damaged."""
+    `tokens_subset` counts small texts with are written beside them when missing or found damaged."""
     raw = _shipped()
     ranks = _unsealed(_cache_file())
     if ranks is None:
         lines = (line.split() for line in raw.splitlines() if line)
         ranks = {base64.b64decode(token): int(rank) for token, rank in lines}
         _write_sealed(_cache_file(), marshal.dumps(ranks))
-    if _opened(_shard_file()) is None:
+    if _shards_wanted():
         _write_sealed(_shard_file(), marshal.dumps(tokens_subset.split(ranks)))
     return ranks
+
+
+def _shards_wanted() -> bool:
+    """Whether this load writes the shards: there are none, or this process found them unusable (damaged or
+    foreign). Not read and checked again here: that is 1.8 MB hashed on every load of the whole encoding,
+    and a process that counts small texts checks them itself (_subset) before its load would repair them."""
+    if _subset.cache_info().currsize:
+        return _subset() is None
+    return not _shard_file().exists()
 
 
 def _shard_file() -> Path:

@@ -51,11 +51,10 @@ class SubsetCounter:
 
     def __init__(self, payload: dict[str, Any], pattern: str, special: dict[str, int],
                  max_bytes: int = MAX_BYTES) -> None:
-        self._singles: dict[bytes, int] = payload["singles"]
         self._shards: Shards = payload["shards"]
         self._loaded: dict[bytes, dict[bytes, int]] = {}
         self._pattern, self._special = pattern, special
-        self._ranks: dict[bytes, int] = dict(self._singles)
+        self._ranks: dict[bytes, int] = dict(payload["singles"])
         self._encoding: tiktoken.Encoding | None = None
         self._seen, self._max_bytes = 0, max_bytes  # bytes counted so far, and the most it will count
         # A run's parallel work items count from threads: the ranks and the encoder built over them change
