@@ -10,18 +10,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import marshal
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import tiktoken
 
-from planner import tokens_subset
+from planner import sealed, tokens_subset
 from planner.errors import EnvironmentProblem
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -35,55 +33,27 @@ _SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>":
 
 
 def _cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     version = "".join(map(str, sys.version_info[:2]))  # marshal's format is per Python version
-    return Path(base) / "tccm-planner" / f"cl100k_base-{CL100K_SHA256[:16]}-py{version}.marshal"
+    return sealed.cache_dir() / f"cl100k_base-{CL100K_SHA256[:16]}-py{version}.marshal"
 
 
-def _seal(payload: bytes) -> bytes:
-    """The cache file: the SHA-256 of the source file and of the payload, then the payload."""
-    return bytes.fromhex(CL100K_SHA256) + hashlib.sha256(payload).digest() + payload
+_SOURCE_TAG = bytes.fromhex(CL100K_SHA256)  # what every sealed tokenizer cache was made from
 
 
 def _unsealed(cache: Path) -> dict[bytes, int] | None:
     """The cached ranks, only when the file is ours and sealed intact (see _opened)."""
-    ranks = _loaded(_opened(cache))
+    ranks = sealed.loaded(_opened(cache))
     return ranks if isinstance(ranks, dict) and len(ranks) == _RANKS else None
 
 
 def _opened(cache: Path) -> bytes | None:
-    """A sealed cache file's payload, only when the file is ours (this user's, writable by no one else) and
-    both digests match: a truncated, corrupted or foreign file is decoded again from the shipped one, never
-    trusted."""
-    try:
-        info = cache.stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None
-        data = cache.read_bytes()
-    except OSError:
-        return None
-    source, digest, payload = data[:32], data[32:64], data[64:]
-    if source != bytes.fromhex(CL100K_SHA256) or hashlib.sha256(payload).digest() != digest:
-        return None
-    return payload
-
-
-def _loaded(payload: bytes | None) -> Any:
-    try:
-        return None if payload is None else marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
+    """A tokenizer cache file's payload, only when it is ours and was made intact from the checked file: a
+    truncated, corrupted or foreign file is decoded again from the shipped one, never trusted."""
+    return sealed.opened(cache, _SOURCE_TAG)
 
 
 def _write_sealed(cache: Path, payload: bytes) -> None:
-    try:
-        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(_seal(payload))
-        temporary.chmod(0o600)
-        temporary.replace(cache)  # atomic: a concurrent reader sees the old file or the whole new one
-    except OSError:
-        pass  # a read-only home: decode again next time
+    sealed.write(cache, _SOURCE_TAG, payload)
 
 
 def _shipped() -> bytes:
@@ -128,7 +98,7 @@ def _subset() -> tokens_subset.SubsetCounter | None:
     """The small-text counter, when the sealed shards are in the cache dir (else None: the whole encoding).
     The shipped file is not read here: the shards were made from it after its digest was checked, so they
     count as it does; a changed file is refused when the whole encoding is next loaded."""
-    payload = _loaded(_opened(_shard_file()))
+    payload = sealed.loaded(_opened(_shard_file()))
     if not isinstance(payload, dict) or not all(isinstance(payload.get(k), dict) for k in ("singles", "shards")):
         return None
     return tokens_subset.SubsetCounter(payload, _PAT, _SPECIAL)

@@ -174,6 +174,9 @@ def without_pydantic_plugins() -> None:
 def run_here() -> int:
     """The command in this process; its exit status."""
     without_pydantic_plugins()
+    from planner import codecache
+
+    codecache.install(sys.argv[1] if len(sys.argv) > 1 else "")
     if sys.argv[1:2] == ["gather"]:
         # No cyclic GC in this short-lived process: collections would walk the heap the imports build again
         # and again (~10-15 ms), and the gather itself pauses the collector anyway (parallel.gc_paused).
