@@ -6,7 +6,9 @@ ForwardRef compile()s it) and each namedtuple's __new__ (collections eval()s it)
 was ~24 % of the instructions of a bare `planner gather` of a small repository. What they compile to depends
 only on the text and the interpreter, so a one-shot command (install(), called by the console entry point
 before anything else is imported) takes them from one sealed marshal file per command in the user's cache
-dir, and writes the file again at exit when it compiled anything new.
+dir, and writes the file again at exit when it compiled anything new. Each code object is kept marshalled in
+the file's mapping and decoded on its first use: a command's file holds what all its variants compiled (a
+JSON tree's gather imports tree-sitter's bindings, a small one does not), and a process pays only for its own.
 
 No `from __future__ import annotations`, on purpose: compile() passed through here inherits this module's
 future flags where it would have inherited typing's, and neither has any.
@@ -29,20 +31,21 @@ MAX_ENTRIES = 20_000  # past this (a process generating code from data, not from
 
 Key = tuple[str, str, str]  # (mode, filename, source)
 
-_codes: dict[Key, CodeType] = {}
+_stored: dict[Key, bytes] = {}  # from the file: each code object marshalled, decoded on first use
+_codes: dict[Key, CodeType] = {}  # decoded or compiled in this process
 _new: list[Key] = []
 _counts = {"hits": 0, "misses": 0}
 
 
 def install(command: str) -> None:
-    """Serve the standard library's run-time compiles for `command` (the CLI command's name) from its cache
-    file, and write the file at exit when something new was compiled. Idempotent."""
+    """Serve the standard library's run-time compiles for `command` (a CLI command's name: each has its own
+    file) from its cache file, and write the file at exit when something new was compiled. Idempotent."""
     if getattr(dataclasses, "exec", None) is _exec:
         return
     path, tag = _file(command)
     cached = sealed.loaded(sealed.opened(path, tag))
-    if isinstance(cached, dict):
-        _codes.update((k, v) for k, v in cached.items() if _valid(k, v))
+    if isinstance(cached, dict):  # a sealed file of ours; an entry that is not marshalled code is compiled again
+        _stored.update(cached)
     # Module globals shadow the builtins for these modules' own calls only (the call sites are named in
     # the docstring); a source that is not plain text, or carries flags, is passed through untouched.
     dataclasses.exec = _exec  # type: ignore[attr-defined]
@@ -64,22 +67,27 @@ def _file(command: str) -> tuple[Path, bytes]:
     return sealed.cache_dir() / f"codecache-{name}-{tag.hex()[:16]}.marshal", tag
 
 
-def _valid(key: Any, value: Any) -> bool:
-    return (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, str) for k in key)
-            and isinstance(value, CodeType))
-
-
 def _code(source: str, filename: str, mode: str) -> CodeType:
     key = (mode, filename, source)
-    code = _codes.get(key)
+    code = _codes.get(key) or _decoded(key)
     if code is not None:
         _counts["hits"] += 1
         return code
     code = builtins.compile(source, filename, mode, dont_inherit=True)
     _counts["misses"] += 1
-    if len(_codes) < MAX_ENTRIES:
+    if len(_stored) + len(_new) < MAX_ENTRIES:
         _codes[key] = code
         _new.append(key)
+    return code
+
+
+def _decoded(key: Key) -> CodeType | None:
+    """The stored code for `key`, decoded, or None (not stored, or not a code object: compiled again)."""
+    blob = _stored.get(key)
+    code = sealed.loaded(blob) if blob is not None else None
+    if not isinstance(code, CodeType):
+        return None
+    _codes[key] = code
     return code
 
 
@@ -115,4 +123,5 @@ def _save(path: Path, tag: bytes) -> None:
         return
     import marshal
 
-    sealed.write(path, tag, marshal.dumps(_codes))
+    merged = {**_stored, **{key: marshal.dumps(_codes[key]) for key in _new}}
+    sealed.write(path, tag, marshal.dumps(merged))

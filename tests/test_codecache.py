@@ -182,3 +182,30 @@ def timeless(snapshot: dict) -> dict:
     for probe in snapshot["meta"]["probes"].values():
         probe.pop("seconds", None)
     return snapshot
+
+
+def test_a_bad_entry_in_an_intact_file_is_compiled_again_and_the_rest_served(tmp_path: Path) -> None:
+    import marshal
+
+    from planner import sealed
+
+    first = run(tmp_path)
+    stored = cache_file(tmp_path)
+    tag = stored.read_bytes()[:32]
+    entries = marshal.loads(sealed.opened(stored, tag) or b"")
+    broken = sorted(entries)[:3]
+    for key in broken:  # sealed intact, but not a code object: garbage, a number, a code-less marshal
+        entries[key] = {0: b"\x00garbage", 1: 42, 2: marshal.dumps("text")}[broken.index(key)]
+    sealed.write(stored, tag, marshal.dumps(entries))
+    again = run(tmp_path)
+    assert again["stats"]["misses"] == 3  # every entry is one this script asks for: the three bad ones compiled
+    assert without_stats(again) == without_stats(first)
+    assert run(tmp_path)["stats"]["misses"] == 0  # and the file is whole again
+
+
+def test_a_mistyped_command_makes_no_file_of_its_own(home: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PLANNER_DAEMON": "off", "XDG_CACHE_HOME": str(tmp_path)}
+    for argv in (["gathr", "."], ["--help"]):
+        subprocess.run([sys.executable, "-m", "planner", *argv], env=env, capture_output=True, timeout=120)
+    names = sorted(p.name.split("-")[1] for p in (tmp_path / "tccm-planner").glob("codecache-*"))
+    assert names == ["planner"], names
