@@ -8,7 +8,8 @@ only on the text and the interpreter, so a one-shot command (install(), called b
 before anything else is imported) takes them from one sealed marshal file per command in the user's cache
 dir, and writes the file again at exit when it compiled anything new. Each code object is kept marshalled in
 the file's mapping and decoded on its first use: a command's file holds what all its variants compiled (a
-JSON tree's gather imports tree-sitter's bindings, a small one does not), and a process pays only for its own.
+JavaScript tree's gather imports tree-sitter's bindings, a small Python one does not), and a process pays
+only for its own.
 
 No `from __future__ import annotations`, on purpose: compile() passed through here inherits this module's
 future flags where it would have inherited typing's, and neither has any.
