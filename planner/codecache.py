@@ -92,19 +92,24 @@ def _decoded(key: Key) -> CodeType | None:
     return code
 
 
+def _namespaces(globals: dict[str, Any] | None, locals: Any) -> tuple[dict[str, Any], Any]:
+    """exec's and eval's own default when no globals are given: the namespaces of the frame that called them
+    (two up from here), not those of the stand-in."""
+    if globals is not None:
+        return globals, locals
+    frame = sys._getframe(2)
+    return frame.f_globals, frame.f_locals if locals is None else locals
+
+
 def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /, **kwargs: Any) -> None:
-    if globals is None:  # exec's own default: the caller's namespaces, not this function's
-        frame = sys._getframe(1)
-        globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+    globals, locals = _namespaces(globals, locals)
     if isinstance(source, str) and not kwargs:
         source = _code(source, "<string>", "exec")
     builtins.exec(source, globals, locals, **kwargs)
 
 
 def _eval(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> Any:
-    if globals is None:
-        frame = sys._getframe(1)
-        globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+    globals, locals = _namespaces(globals, locals)
     if isinstance(source, str):
         source = _code(source, "<string>", "eval")
     return builtins.eval(source, globals, locals)
