@@ -56,18 +56,46 @@ def _segment_regex(segment: str) -> str:
         elif c == "}":
             raise GlobError(f"'}}' without '{{' in glob segment {segment!r}")
         elif c == "[":
-            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                raise GlobError(f"unclosed '[' in glob segment {segment!r}")
-            body = segment[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[").replace("/", "") + "]")
-            i = end
+            regex, i = _class_regex(segment, i)
+            out.append(regex)
         else:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+def _class_regex(segment: str, start: int) -> tuple[str, int]:
+    """The regex for the `[...]` class opening at `segment[start]`, and the index of its `]`.
+
+    `!` or `^` first negates; a `]` first (after any negation) is literal; `a-c` is a range. Every
+    member is escaped (no regex syntax leaks in), and the class is guarded by `(?!/)`: a negated
+    class or a range such as `[.-0]` would otherwise match `/`, and a policy's `config[!_]*.yaml`
+    would then allow `config/secret.yaml`.
+    """
+    i = start + 1
+    negate = segment[i : i + 1] in ("!", "^")
+    i += negate
+    members: list[str] = []
+    first = True
+    while i < len(segment) and (first or segment[i] != "]"):
+        first = False
+        low = segment[i]
+        if segment[i + 1 : i + 2] == "-" and i + 2 < len(segment) and segment[i + 2] != "]":
+            high = segment[i + 2]
+            if high < low:
+                raise GlobError(f"reversed range '{low}-{high}' in glob segment {segment!r}")
+            members.append(_class_char(low) + "-" + _class_char(high))
+            i += 3
+        else:
+            members.append(_class_char(low))
+            i += 1
+    if i >= len(segment):
+        raise GlobError(f"unclosed '[' in glob segment {segment!r}")
+    return "(?!/)[" + ("^" if negate else "") + "".join(members) + "]", i
+
+
+def _class_char(char: str) -> str:
+    return "\\" + char if char in "\\]^-[&~|" else char
 
 
 @lru_cache(maxsize=1024)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wcmatch import glob as wcglob
 
+from planner.policy.enforce import check_edits, from_state
 from repocontext.globs import GlobError, PathIndex, check_glob, match
 
 PATHS = sorted([
@@ -89,3 +91,50 @@ def test_a_malformed_name_is_refused_by_the_index_too() -> None:
     for pattern in ("**/a}b", "a}b", "src/a}b", "src/a{b", "a{b/*.py", "**/[ab"):
         with pytest.raises(GlobError):
             PathIndex(PATHS).match(pattern)
+
+
+# Our semantics in wcmatch's terms: `*`, `?` and classes match a leading dot (DOTGLOB), `**` as a whole
+# segment is any number of directories (GLOBSTAR), and a pattern without `/` matches at any depth.
+_WCMATCH_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
+_PATTERN_TOKENS = ["a", "b", "c", ".", "*", "?", "[!a]", "[^a]", "[a-c]", "[!a-b]", "[.-0]", "[]a]"]
+_SEGMENTS = st.text(alphabet="abc.-_0", min_size=1, max_size=4).filter(lambda s: s not in (".", ".."))
+
+
+def _wcmatch(pattern: str, path: str) -> bool:
+    return wcglob.globmatch(path, pattern if "/" in pattern else "**/" + pattern, flags=_WCMATCH_FLAGS)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.just("**"), st.lists(st.sampled_from(_PATTERN_TOKENS), min_size=1, max_size=4)
+                          .map("".join).filter(lambda s: s not in (".", ".."))), min_size=1, max_size=4)
+       .map("/".join),
+       st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join))
+def test_the_matcher_agrees_with_wcmatch(pattern: str, path: str) -> None:
+    check_glob(pattern)
+    assert match(pattern, path) == _wcmatch(pattern, path), (pattern, path)
+
+
+@pytest.mark.parametrize(("pattern", "path"), [
+    ("config[!_]*.yaml", "config/secret.yaml"),  # the policy hole: a negated class crossed the `/`
+    ("config[^_]*.yaml", "config/secret.yaml"),
+    ("a[.-0]b", "a/b"),  # a range spanning '/'
+    ("src/x[!a]y.py", "src/x/y.py"),
+])
+def test_a_class_never_matches_a_slash(pattern: str, path: str) -> None:
+    assert not match(pattern, path)
+    assert PathIndex([path]).match(pattern) == []
+    assert not _wcmatch(pattern, path)
+
+
+def test_a_negated_class_in_a_policy_does_not_allow_a_subfolder() -> None:
+    policy, _ = from_state({"policy": {"limits": {"paths": ["config[!_]*.yaml"]}}}, {})
+    assert policy is not None
+    refused = check_edits(policy, [{"file": "config/secret.yaml", "reason": ""}], {})
+    assert [v.rule for v in refused] == ["policy.paths"]
+    assert check_edits(policy, [{"file": "configx.yaml", "reason": ""}], {}) == []
+
+
+@pytest.mark.parametrize("pattern", ["[b-a]", "x[z-a].py"])
+def test_a_reversed_range_is_a_glob_error(pattern: str) -> None:
+    with pytest.raises(GlobError, match="reversed range"):
+        check_glob(pattern)
