@@ -44,6 +44,7 @@ def check_inputs(tccm: TCCM, given: Mapping[str, str]) -> None:
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise PlannerError(f"task class {tccm.task_class} does not accept input {name!r}{hint}; "
                                f"it accepts: {known}")
+        _check_shape(tccm.task_class, name, str(value), spec.multiline, spec.pattern)
         allowed = BOOLEAN_VALUES if spec.kind == "boolean" else spec.values
         if allowed is not None and str(value).strip().lower() not in {v.lower() for v in allowed}:
             raise PlannerError(f"input {name}={value!r} is not one of {', '.join(allowed)} "
@@ -52,6 +53,23 @@ def check_inputs(tccm: TCCM, given: Mapping[str, str]) -> None:
     if missing:
         raise PlannerError(f"task class {tccm.task_class} needs input {missing[0]}=VALUE "
                            f"({accepted[missing[0]].description})")
+
+
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # what str.splitlines splits on
+
+
+def _check_shape(task_class: str, name: str, value: str, multiline: bool, pattern: str | None) -> None:
+    """A value is one line unless its input says `multiline: true` (a newline in a version substituted into a
+    Dockerfile would be a new instruction), and matches the input's `pattern` as a whole when it has one."""
+    if not multiline and any(c in _LINE_BREAKS for c in value):
+        raise PlannerError(f"input {name} must be a single line (task class {task_class} does not declare it "
+                           f"multiline); got {value!r}")
+    if pattern is not None:
+        import re  # here: a gather imports this module and never checks inputs
+
+        if re.fullmatch(pattern, value) is None:
+            raise PlannerError(f"input {name}={value!r} does not match the pattern {pattern} "
+                               f"(task class {task_class})")
 
 
 def check_sources(joined: str | None, label: str = "advisory source") -> None:

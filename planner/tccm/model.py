@@ -57,6 +57,21 @@ class InputSpec(_Strict):
     kind: Literal["text", "boolean"] = Field(default="text", description="boolean: true/false (yes/no, 1/0, on/off)")
     values: list[str] | None = Field(default=None, description="the only values accepted (e.g. [\"true\", \"false\"])")
     required: bool = Field(default=False, description="a run without it is refused")
+    multiline: bool = Field(default=False, description=(
+        "the value may span lines; otherwise a line break in it is refused before the run (a value is "
+        "substituted into files, and a newline there would add lines the task class never meant)"))
+    pattern: str | None = Field(default=None, max_length=500, description=(
+        "a regular expression the whole value must match (e.g. '3\\.[0-9]+(\\.[0-9]+)?')"))
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"pattern {value!r} is not a regular expression: {exc}") from None
+        return value
 
 
 class ReportColumn(_Strict):
@@ -96,7 +111,8 @@ class TCCMDocument(_Strict):
         "max_files, max_tokens, per_file_max_tokens of the Context Bundle; required, except in a class with "
         "recipes and no extends, which defaults to 50 files, 50000 tokens, 8000 per file"))
     inputs: dict[InputName, InputSpec] | None = Field(default=None, description=(
-        "the run inputs this class accepts, NAME: description or NAME: {description, values, required}; a child "
+        "the run inputs this class accepts, NAME: description or NAME: {description, kind, values, required, "
+        "multiline, pattern}; values are single-line unless multiline: true; a child "
         "adds to (or redefines) its parent's. Inputs named in ${inputs.NAME} and policy.relax are accepted too; "
         "any other --input is refused"))
     policy: PolicyDocument | None = Field(default=None, description="the decision surface: what a run may change")
