@@ -25,7 +25,7 @@ from planner.run.taskbase import reader
 from repocontext.deps.compiled import compile_header, compiled_sources, recompile
 from subgraphs.vulnerability_remediation.lockfiles import nearest_locks, relock_command
 from subgraphs.vulnerability_remediation.model import LockfileAction
-from subgraphs.vulnerability_remediation.regenerate import log_note, run_actions, with_regenerated
+from subgraphs.vulnerability_remediation.regenerate import log_note, not_run, run_actions, with_regenerated
 
 Read = Callable[[str], str | None]
 WHY = "{manifest} was edited, and {lock} records hashes or resolved versions only its tool can compute"
@@ -59,7 +59,7 @@ def actions_for(plan: Plan, read: Read) -> list[LockfileAction]:
     return [found[path] for path in sorted(found)]
 
 
-def regenerate(repo: Path, plan: Plan, item: dict[str, Any], timeout: float) -> dict[str, Any]:
+def regenerate(repo: Path, plan: Plan, item: dict[str, Any], timeout: float, execute: bool = True) -> dict[str, Any]:
     """The side-effect's outcome; under `plan`, the plan with the regenerated files, when any changed.
     `item` is the work item's data: one that names ecosystem, package and target is also checked for a
     lockfile that still locks the package below the target."""
@@ -68,6 +68,11 @@ def regenerate(repo: Path, plan: Plan, item: dict[str, Any], timeout: float) -> 
     if not actions:
         return {"ran": False, "ok": True, "failed": False, "files": [], "blockers": [],
                 "reason": "no lockfile beside the edited manifests"}
+    if not execute:
+        work = not_run(actions, "pass --regenerate to run it (sandboxed in a throwaway copy, registry network only)")
+        blockers = [b.model_dump() for b in work.blockers]
+        return {"ran": False, "ok": False, "failed": False, "files": [], "blockers": blockers, "log": work.log,
+                "reason": "not run: --regenerate was not given"}
     work = run_actions(repo, plan, actions, item, timeout)
     blockers = [b.model_dump() for b in work.blockers]
     outcome: dict[str, Any] = {

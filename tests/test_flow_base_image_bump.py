@@ -19,12 +19,15 @@ BUMP = {"summary": "python 3.11.4 → 3.11.9", "used_entries": ["must_read:0:Doc
 OUTSIDE = {"summary": "also touch the app", "edits": [
     {"file": "app.py", "old": "hello", "new": "hi"}, *BUMP["edits"]]}
 
+# what the flow side effects under test need: each runs only when its flag is given
+SIDE_EFFECTS = {"verify": True, "regenerate": True}
+
 
 def test_base_image_bump_flow_on_the_example(home: Path, make_repo: Callable[..., Path]) -> None:
     repo = make_repo({p.name: p.read_text() for p in EXAMPLE.iterdir() if p.is_file()})
     model = FakePlanner(messages=iter([AIMessage(content="Both stages use python:3.11.4-slim; move both to 3.11.9."),
                                        plan_message(**OUTSIDE), plan_message(**BUMP)]), prompts=[])
-    state = dispatch(Settings.from_env(), "base-image-bump", repo, {}, {}, model, "fake:planner")
+    state = dispatch(Settings.from_env(), "base-image-bump", repo, {}, SIDE_EFFECTS, model, "fake:planner")
     assert state["status"] == "succeeded", state.get("outcomes")
     assert state["patch"].count("+FROM python:3.11.9-slim") == 2 and "b/app.py" not in state["patch"]
     flow = [(s["stage"], s["outcome"]) for s in state["stages"] if s["stage"].startswith("flow:")]

@@ -55,6 +55,9 @@ flow:
 FILES = {"README.md": "# old title\n\nSome text.\n", "pyproject.toml": "[project]\nname = 'widget'\n",
          "Makefile": "test:\n\tgrep -q '^# widget$$' README.md\n"}
 
+# what the flow side effects under test need: each runs only when its flag is given
+SIDE_EFFECTS = {"verify": True, "regenerate": True}
+
 
 def plan(title: str, file: str = "README.md", old: str = "# old title") -> dict[str, object]:
     return {"summary": f"Title the README {title}", "steps": ["rename the heading"],
@@ -67,7 +70,7 @@ def test_flow_takes_the_expected_path(home: Path, tccm_dir: Callable[..., Path],
     tccm_dir({"readme-fixer": FIXER.replace("MAX", "10")})
     repo = make_repo(FILES)
     model = fake_planner(plan("widgit"), plan("widget"))
-    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, model, "fake:planner")
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, model, "fake:planner")
     assert state["status"] == "succeeded", state.get("error")
     assert "-# old title\n+# widget\n" in state["patch"]
     flow = [(s["stage"], s["outcome"]) for s in state["stages"] if s["stage"].startswith("flow:")]
@@ -106,14 +109,14 @@ def test_deterministic_flow_runs_without_a_model(home: Path, tccm_dir: Callable[
                                                  make_repo: Callable[..., Path]) -> None:
     tccm_dir({"pin-check": DETERMINISTIC})
     repo = make_repo({**FILES, "docs/guide.md": "# Guide\n", "Makefile": "test:\n\ttrue\n"})
-    state = dispatch(Settings.from_env(), "pin-check", repo, {"mode": "strict"}, {}, None, None)
+    state = dispatch(Settings.from_env(), "pin-check", repo, {"mode": "strict"}, SIDE_EFFECTS, None, None)
     flow = [(s["stage"], s["outcome"]) for s in state["stages"] if s["stage"].startswith("flow:")]
     assert flow == [("flow:begin", "marked"), ("flow:docs", "recalled"), ("flow:route", "routed"),
                     ("flow:test", "passed"), ("flow:done", "marked")]
     assert [(r["entry"], r["outcome"], r["by"]) for r in state["requests"]] == [
         ("may_read:0:docs/guide.md", "loaded", "flow:docs")]
     assert state["llm_calls"] == [] and state["status"] == "no_changes"
-    loose = dispatch(Settings.from_env(), "pin-check", repo, {}, {}, None, None)
+    loose = dispatch(Settings.from_env(), "pin-check", repo, {}, SIDE_EFFECTS, None, None)
     assert [s["stage"] for s in loose["stages"] if s["stage"].startswith("flow:")] == [
         "flow:begin", "flow:docs", "flow:route", "flow:done"]
 
@@ -123,7 +126,7 @@ def test_a_loop_stops_at_max_steps_and_blocks_the_item(home: Path, tccm_dir: Cal
     tccm_dir({"readme-fixer": FIXER.replace("MAX", "6")})
     repo = make_repo(FILES)
     model = fake_planner(plan("widgit"), plan("widgat"), plan("widgot"))
-    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, model, "fake:planner")
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, model, "fake:planner")
     assert state["status"] == "blocked" and not state.get("patch")
     item = state["outcomes"][0]
     assert [b["kind"] for b in item["blockers"]] == ["step-limit"]
@@ -136,7 +139,7 @@ def test_an_edit_outside_the_policy_fails_the_item_naming_the_rule(home: Path, t
     repo = make_repo(FILES)
     wrong = plan("widget")  # passes the tests, but also edits a file the policy does not let it touch
     wrong["edits"] = [*wrong["edits"], {"file": "pyproject.toml", "old": "widget", "new": "widget2"}]
-    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, fake_planner(wrong), "fake:planner")
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, fake_planner(wrong), "fake:planner")
     assert state["status"] == "blocked" and not state.get("patch")
     item = state["outcomes"][0]
     assert item["blockers"][-1]["kind"] == "policy"
@@ -175,10 +178,10 @@ def test_an_llm_decision_picks_a_named_transition(home: Path, tccm_dir: Callable
     answer = AIMessage(content="", tool_calls=[{"name": "Choice", "args": {"next": "retitle", "why": "old title"},
                                                 "id": "c1"}])
     model = FakePlanner(messages=iter([answer]), prompts=[])
-    state = dispatch(Settings.from_env(), "chooser", repo, {}, {}, model, "fake:planner")
+    state = dispatch(Settings.from_env(), "chooser", repo, {}, SIDE_EFFECTS, model, "fake:planner")
     flow = [(s["stage"], s["outcome"], s["reason"]) for s in state["stages"] if s["stage"].startswith("flow:")]
     assert flow[0] == ("flow:pick", "chosen", "old title") and flow[1][0] == "flow:retitle"
     assert "- retitle: the README needs a new title" in model.prompts[0]
     assert state["llm_calls"][0]["state"] == "pick"
-    without = dispatch(Settings.from_env(), "chooser", repo, {}, {}, None, None)  # no model: the default
+    without = dispatch(Settings.from_env(), "chooser", repo, {}, SIDE_EFFECTS, None, None)  # no model: the default
     assert [s["stage"] for s in without["stages"] if s["stage"].startswith("flow:")] == ["flow:pick", "flow:fine"]

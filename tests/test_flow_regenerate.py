@@ -61,6 +61,9 @@ ADD = {"summary": "Depend on the vendored package", "steps": ["add it to package
                   "new": '"dependencies": {\n    "dep": "file:vendor/dep"\n  }'}],
        "used_entries": ["must_read:0:package.json"], "notes": []}
 
+# what the flow side effects under test need: each runs only when its flag is given
+SIDE_EFFECTS = {"verify": True, "regenerate": True}
+
 
 @pytest.fixture
 def offline_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +81,7 @@ def test_regenerate_relocks_the_edited_manifest_in_a_copy(home: Path, tccm_dir: 
                                                           make_repo: Callable[..., Path], offline_npm: None) -> None:
     tccm_dir({"add-dependency": ADDER.replace("NETWORK", "network: true")})
     repo = make_repo(FILES)
-    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, {}, fake_planner(ADD), "fake:planner")
+    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, SIDE_EFFECTS, fake_planner(ADD), "fake:planner")
     assert state["status"] == "succeeded", state.get("error")
     assert _flow(state) == [("flow:propose", "planned"), ("flow:check", "ok"), ("flow:relock", "ok"),
                             ("flow:test", "passed"), ("flow:judge", "routed")]  # the tests saw the new lockfile
@@ -102,7 +105,7 @@ def test_without_the_network_the_item_is_blocked_naming_the_rule(home: Path, tcc
     tccm_dir({"add-dependency": ADDER.replace("NETWORK", "")})
     assert run_cli("task-classes", "validate").returncode == ExitCode.OK
     repo = make_repo(FILES)
-    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, {}, fake_planner(ADD), "fake:planner")
+    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, SIDE_EFFECTS, fake_planner(ADD), "fake:planner")
     assert state["status"] == "blocked" and not state.get("patch")
     assert _flow(state) == [("flow:propose", "planned"), ("flow:check", "ok"), ("flow:relock", "refused")]
     [item] = state["outcomes"]
@@ -112,7 +115,7 @@ def test_without_the_network_the_item_is_blocked_naming_the_rule(home: Path, tcc
                                   "tools fetch from the package index), and the policy does not allow the network")
     assert "Refused by the task class's policy in state `relock`" in item["report"]
 
-    allowed = dispatch(Settings.from_env(), "add-dependency", repo, {"allow_network": "true"}, {},
+    allowed = dispatch(Settings.from_env(), "add-dependency", repo, {"allow_network": "true"}, SIDE_EFFECTS,
                        fake_planner(ADD), "fake:planner")
     assert allowed["status"] == "succeeded" and "node_modules/dep" in allowed["patch"]
 
@@ -126,7 +129,7 @@ def test_a_lockfile_tool_that_cannot_run_leaves_a_blocker(home: Path, tccm_dir: 
                       "poetry.lock": "# locked\n"})
     edit = {**ADD, "edits": [{"file": "pyproject.toml", "old": 'python = "^3.11"',
                               "new": 'python = "^3.11"\nattrs = "^23.1"'}], "used_entries": []}
-    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, {}, fake_planner(edit), "fake:planner")
+    state = dispatch(Settings.from_env(), "add-dependency", repo, {}, SIDE_EFFECTS, fake_planner(edit), "fake:planner")
     assert _flow(state)[-3:] == [("flow:relock", "failed"), ("flow:test", "not run"), ("flow:judge", "routed")]
     [item] = state["outcomes"]
     assert state["status"] == item["status"] == "needs_regeneration"
@@ -213,13 +216,13 @@ def test_a_side_effect_only_an_input_allows_is_refused_without_it(home: Path, tc
     tccm_dir({"readme-fixer": fixer})
     assert run_cli("task-classes", "validate").returncode == ExitCode.OK  # some run may take it
     repo = make_repo(FIXER_FILES)
-    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, {}, fake_planner(plan("widget")), "fake:planner")
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, fake_planner(plan("widget")), "fake:planner")
     assert state["status"] == "blocked" and not state.get("patch") and state["llm_calls"] == []
     assert _flow(state) == [("flow:triage", "routed"), ("flow:baseline", "refused")]
     [blocker] = state["outcomes"][0]["blockers"]
     assert blocker["message"] == ("policy.side_effects (from readme-fixer): side-effect 'verify' is not allowed "
                                   "(allowed: apply)")
     assert blocker["fix"] == "pass --input allow_tests=true to allow it"
-    allowed = dispatch(Settings.from_env(), "readme-fixer", repo, {"allow_tests": "true"}, {},
+    allowed = dispatch(Settings.from_env(), "readme-fixer", repo, {"allow_tests": "true"}, SIDE_EFFECTS,
                        fake_planner(plan("widget")), "fake:planner")
     assert allowed["status"] == "succeeded"

@@ -2,10 +2,12 @@
 
 - apply: the plan's edits applied in memory and checked against the policy (a flow can branch on
   `apply.failed` and send the plan back to an action, naming the rule);
-- verify: the repo's test command on the patched tree, in a throwaway copy (planner/patch/verify.py);
+- verify: the repo's test command on the patched tree, in a throwaway copy, in the sandbox
+  (planner/patch/verify.py); only under --verify (the run's `verify` option), else "not run";
 - regenerate: the lockfiles of the manifests the plan edits, rewritten by their own tools in a
-  throwaway copy (the task module's regenerate, subgraphs/relock.py by default); the plan then holds the
-  regenerated files;
+  throwaway copy, in the sandbox (the task module's regenerate, subgraphs/relock.py by default); the plan
+  then holds the regenerated files; only under --regenerate, else each lockfile is a blocker naming its
+  command (the item ends needs_regeneration);
 - regather: a fresh RepoContext for the repository.
 A side-effect the policy does not allow — or one that needs the network (regenerate) under a policy
 without `network: true` — blocks the item with a blocker naming the rule; it is never skipped quietly.
@@ -59,7 +61,14 @@ def apply(visit: Visit) -> dict[str, Any]:
     return {"ran": True, "ok": True, "failed": False, "error": "", "files": sorted(files)}
 
 
+def _option(visit: Visit, name: str) -> bool:
+    return bool((visit.state.get("options") or {}).get(name))
+
+
 def verify(visit: Visit) -> dict[str, Any]:
+    if not _option(visit, "verify"):  # a side effect runs only when its flag asked for it, whoever dispatched
+        return {"ran": False, "passed": None, "failed": False,
+                "reason": "not run: pass --verify to run the repository's tests (sandboxed, no network)"}
     context = _context(visit) or {}
     command = (context.get("conventions") or {}).get("test_command")
     if not command:
@@ -70,6 +79,8 @@ def verify(visit: Visit) -> dict[str, Any]:
         return {"ran": False, "passed": None, "failed": True, "reason": f"the plan does not apply: {exc}"}
     visit.runtime.context.on_event("verify", {"command": command, "tests": [], "item": visit.item.id})
     result = verification.run(Path(visit.state["repo"]), files, command, [])
+    if result.get("refused"):
+        return {"ran": False, "passed": None, "failed": True, "reason": result["output_tail"]}
     return {"ran": True, "passed": result["passed"], "failed": not result["passed"], "command": result["command"],
             "exit_code": result["exit_code"], "seconds": result["seconds"], "output": result["output_tail"][-2000:]}
 
@@ -83,9 +94,10 @@ def regenerate(visit: Visit) -> dict[str, Any]:
     except EditError as exc:
         return {"ran": False, "ok": False, "failed": True, "error": f"the plan does not apply: {exc}"}
     timeout = float((visit.state.get("options") or {}).get("regenerate_timeout") or REGENERATE_TIMEOUT_S)
-    # how to regenerate is the task class's to say (its module, else the generic one): asked through the contract
+    # how to regenerate is the task class's to say (its module, else the generic one): asked through the contract;
+    # without --regenerate nothing runs, and the lockfiles become blockers naming their commands
     return for_tccm(visit.state["tccm"]).regenerate(Path(visit.state["repo"]), Plan.model_validate(plan),
-                                                    visit.item.data, timeout)
+                                                    visit.item.data, timeout, execute=_option(visit, "regenerate"))
 
 
 def regather(visit: Visit) -> dict[str, Any]:
@@ -100,6 +112,8 @@ EFFECTS = {"apply": apply, "verify": verify, "regenerate": regenerate, "regather
 
 
 def _summary(effect: str, outcome: dict[str, Any]) -> str:
+    if not outcome.get("ran") and str(outcome.get("reason") or "").startswith("not run"):
+        return "not run"
     if effect == "verify":
         return "passed" if outcome.get("passed") else "failed" if outcome.get("failed") else "not run"
     if effect == "apply" or (effect == "regenerate" and not outcome.get("failed")):

@@ -1,25 +1,25 @@
-"""`--verify`: run the repo's test command against the patched tree, in a throwaway copy.
+"""`--verify`: run the repo's test command against the patched tree, in a throwaway copy, in the sandbox.
 
-The user's work tree is never touched: the repository is copied to a temp
-dir (without .git), the patched files are written there, and the test command
-runs there with a timeout. Output is kept short and scrubbed of secrets.
+The user's work tree is never touched: the repository is copied (without .git), the patched files are
+written there, and the test command runs in the sandbox (planner/sandbox.py) with a timeout: the copy is
+the only writable path, with no network, no home, no keys and no sockets, so a hostile `conftest.py` reads
+and reaches nothing of the operator's. Output is kept short and scrubbed of secrets.
 """
 
 from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from planner import sandbox
 from planner.patch.diff import to_bytes
 from repocontext.secrets import redact
 
 IGNORED = shutil.ignore_patterns(".git", ".planner", "__pycache__", ".venv", ".tox", ".pytest_cache")
 PYTEST = ("pytest", "python -m pytest", "python3 -m pytest")
+QUIET = {"NO_COLOR": "1", "PIP_NO_INDEX": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _command(command: str, tests: list[str]) -> list[str]:
@@ -29,20 +29,31 @@ def _command(command: str, tests: list[str]) -> list[str]:
     return argv
 
 
+def _write(copy: Path, rel: str, text: str) -> None:
+    target = copy / rel
+    if target.is_symlink() or not target.resolve().is_relative_to(copy.resolve()):
+        raise ValueError(f"{rel} is a link or leaves the repository")
+    target.write_bytes(to_bytes(text))  # the exact bytes: no newline or encoding change
+
+
 def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeout: float = 600) -> dict[str, Any]:
     argv = _command(command, tests)
-    with tempfile.TemporaryDirectory(prefix="planner-verify-") as tmp:
-        copy = Path(tmp) / "repo"
+    result = {"command": shlex.join(argv), "tests": tests, "exit_code": -1, "passed": False, "seconds": 0.0,
+              "isolation": sandbox.isolation()}
+    try:
+        sandbox.check_available()
+    except sandbox.SandboxUnavailable as exc:
+        return {**result, "output_tail": str(exc), "refused": True}
+    with sandbox.workspace("verify") as scratch:
+        copy = scratch / "repo"
         shutil.copytree(repo, copy, symlinks=True, ignore=IGNORED)
-        for rel, text in files.items():
-            (copy / rel).write_bytes(to_bytes(text))  # the exact bytes: no newline or encoding change
-        started = time.monotonic()
         try:
-            proc = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=timeout, check=False)
-            code, output = proc.returncode, proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as exc:
-            code, output = -1, f"timed out after {timeout:.0f}s\n{exc.stdout or ''}"
-        except OSError as exc:
-            code, output = -1, f"cannot run {argv[0]!r}: {exc.strerror}"
-    return {"command": shlex.join(argv), "tests": tests, "exit_code": code, "passed": code == 0,
-            "seconds": round(time.monotonic() - started, 2), "output_tail": redact(output[-4000:])}
+            for rel, text in files.items():
+                _write(copy, rel, text)
+        except ValueError as exc:
+            return {**result, "output_tail": f"not run: {exc}"}
+        done = sandbox.run(sandbox.Step(argv, copy, timeout=timeout, env=QUIET))
+    output = f"timed out after {timeout:.0f}s\n{done.output}" if done.timed_out else done.output
+    code = -1 if done.exit_code is None else done.exit_code
+    return {**result, "exit_code": code, "passed": code == 0, "seconds": round(done.seconds, 2),
+            "output_tail": redact(output[-4000:])}

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,7 +54,10 @@ class Outcome:
 
 
 def binary() -> str:
-    found = shutil.which("ast-grep") or shutil.which("sg")
+    """The ast-grep installed with the planner (beside the running interpreter: the ast-grep-cli package's),
+    else `ast-grep` on PATH; never `sg`, which on Debian is the switch-group command."""
+    beside = Path(sys.executable).parent / "ast-grep"
+    found = str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which("ast-grep")
     if found is None:
         raise AstGrepError("the ast-grep binary is not installed (pip install ast-grep-cli)")
     return found

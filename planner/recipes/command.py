@@ -1,25 +1,29 @@
 """`command:` recipes: a program run in a throwaway copy of the repository; what it changes is the edit.
 
-The copy holds the repository's files (not .git); the user's tree is never touched. The network is cut
-with a user+network namespace (`unshare -rn`) unless the policy says `network: true`; where namespaces
-are unavailable the recipe is refused rather than run with the network on.
+The copy holds the repository's files (not .git) with the earlier recipes' edits written in, so recipes
+chain; the user's tree is never touched. The program runs in the sandbox (planner/sandbox.py): the copy is
+the only path it can write, it sees no home, keys or sockets, and it has no network unless the policy says
+`network: true`. Where the sandbox cannot run, the recipe is refused rather than run in the open.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner import sandbox
 from planner.bundle.view import read_repo_file
+from planner.patch.diff import to_bytes
 from planner.recipes.model import Command
+
+QUIET = {"NO_COLOR": "1", "PIP_NO_INDEX": "1", "PIP_NO_INPUT": "1"}
 
 
 class CommandError(RuntimeError):
-    """The command could not run (not installed, timed out, no network isolation)."""
+    """The command could not run (not installed, timed out, no sandbox)."""
 
 
 @dataclass
@@ -29,17 +33,7 @@ class Ran:
     output: str
     outside: list[str] = field(default_factory=list)  # files it changed outside its `files:` (left out)
     created: list[str] = field(default_factory=list)  # new files (left out: an edit changes existing text)
-
-
-def _isolated(argv: list[str], network: bool) -> list[str]:
-    if network:
-        return argv
-    unshare = shutil.which("unshare")
-    probe = subprocess.run([unshare, "-rn", "true"], capture_output=True, check=False) if unshare else None
-    if probe is None or probe.returncode != 0:
-        raise CommandError("cannot cut the network for the command (unshare -rn is unavailable here); "
-                           "set policy.network: true to run it with the network")
-    return [unshare, "-rn", *argv]  # type: ignore[list-item]
+    isolation: str = "bwrap"
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -53,23 +47,34 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return found
 
 
-def run(spec: Command, repo: Path, in_scope: set[str], network: bool) -> Ran:
-    argv = _isolated(list(spec.run), network)
+def _copy(repo: Path, copy: Path, edited: Mapping[str, str]) -> None:
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    for path, text in edited.items():
+        target = copy / path
+        if target.is_file() and not target.is_symlink():  # never write through a link the repository holds
+            target.write_bytes(to_bytes(text))
+
+
+def run(spec: Command, repo: Path, in_scope: set[str], network: bool,
+        edited: Mapping[str, str] | None = None) -> Ran:
+    """Run the command on a copy of `repo` holding `edited` (the earlier recipes' texts)."""
+    try:
+        sandbox.check_available()
+    except sandbox.SandboxUnavailable as exc:
+        raise CommandError(str(exc)) from None
     if shutil.which(spec.run[0]) is None and not Path(spec.run[0]).is_absolute():
         raise CommandError(f"{spec.run[0]!r} is not installed (not on PATH)")
-    with tempfile.TemporaryDirectory(prefix="planner-command-") as scratch:
-        copy = Path(scratch) / "repo"
-        shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    with sandbox.workspace("command") as scratch:
+        copy = scratch / "repo"
+        _copy(repo, copy, edited or {})
         before = _snapshot(copy)
-        env = {**os.environ, "NO_COLOR": "1", "PIP_NO_INDEX": "1"} if not network else dict(os.environ)
-        try:
-            done = subprocess.run(argv, cwd=copy, capture_output=True, timeout=spec.timeout, check=False, env=env)
-        except subprocess.TimeoutExpired:
-            raise CommandError(f"{' '.join(spec.run)} did not finish in {spec.timeout} s") from None
+        done = sandbox.run(sandbox.Step(spec.run, copy, timeout=spec.timeout, network=network, env=QUIET))
+        if done.timed_out:
+            raise CommandError(f"{' '.join(spec.run)} did not finish in {spec.timeout} s (every process it "
+                               "started was stopped)")
         after = _snapshot(copy)
     changed = sorted(p for p in after if p in before and after[p] != before[p])
-    ran = Ran(texts={}, exit_code=done.returncode,
-              output=(done.stdout + done.stderr).decode("utf-8", "replace")[-2000:])
+    ran = Ran(texts={}, exit_code=done.exit_code or 0, output=done.output[-2000:], isolation=done.isolation)
     ran.created = sorted(p for p in after if p not in before)
     for path in changed:
         if path not in in_scope:

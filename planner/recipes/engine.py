@@ -97,8 +97,8 @@ def _read(root: Path, paths: Sequence[str], current: dict[str, str],
     return texts, skipped
 
 
-def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, inputs: Mapping[str, str]) -> tuple[
-        dict[str, str], Row]:
+def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, inputs: Mapping[str, str],
+         edited: Mapping[str, str]) -> tuple[dict[str, str], Row]:
     row = Row(id=recipe.id, kind=recipe.kind, files=len(texts))
     spec = substitute(recipe.model_dump(by_alias=True, exclude_none=True), inputs, recipe.id)
     if recipe.ast_grep is not None:
@@ -115,7 +115,8 @@ def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, input
         row.matches = sum(len(v) for v in where.values())
         return new, row
     try:
-        ran = command.run(Recipe.model_validate(spec).command, root, set(texts), network)  # type: ignore[arg-type]
+        ran = command.run(Recipe.model_validate(spec).command, root, set(texts), network,  # type: ignore[arg-type]
+                          edited)
     except command.CommandError as exc:
         raise RecipeError(f"recipe {recipe.id}: {exc}") from None
     row.matches = len(ran.texts)
@@ -132,10 +133,10 @@ def run(recipes: Sequence[Recipe], root: Path, view: RepoView, inputs: Mapping[s
         started = time.perf_counter()
         paths = select(recipe, view, inputs, scope)
         texts, skipped = _read(root, paths, result.after, result.before)
-        new, row = _one(recipe, texts, root, network, inputs) if texts else (texts, Row(recipe.id, recipe.kind))
+        edited = {p: t for p, t in result.after.items() if t != result.before.get(p)}  # earlier recipes' edits
+        new, row = _one(recipe, texts, root, network, inputs, edited) if texts else (texts, Row(recipe.id,
+                                                                                               recipe.kind))
         row.notes += skipped[:5] + ([f"... and {len(skipped) - 5} more skipped"] if len(skipped) > 5 else [])
-        if recipe.command is not None and result.changed:
-            row.notes.append("ran on the repository as it is, not on the earlier recipes' edits")
         for path, text in new.items():
             if text != result.after[path]:
                 row.changed.append(path)

@@ -177,14 +177,14 @@ def compiled_sources(command: str) -> list[str]:
         if skip:
             skip = False
         elif word.startswith("-"):
-            skip = word in _VALUE_OPTIONS
+            skip = word in VALUE_OPTIONS
         else:
             sources.append(word)
     return sources
 
 
 # Options of pip-compile / uv pip compile written with their value as the next word.
-_VALUE_OPTIONS = frozenset({
+VALUE_OPTIONS = frozenset({
     "-o", "--output-file", "-c", "--constraint", "--constraints", "--override", "--overrides", "-i",
     "--index-url", "--extra-index-url", "-f", "--find-links", "-P", "--upgrade-package", "--python-version",
     "-p", "--python", "--extra", "--group", "--pip-args", "--resolver", "--annotation-style", "--cache-dir",
