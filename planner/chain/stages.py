@@ -18,6 +18,7 @@ from planner.chain import llm
 from planner.chain.recipes import Decline, RepoFiles
 from planner.chain.work import WorkItem
 from planner.errors import BudgetError
+from planner.patch import paths
 from planner.patch.plan import EditError, Plan, apply_edits
 from planner.policy.enforce import from_state
 from planner.recipes import stage as yaml_recipes
@@ -36,6 +37,9 @@ def _stage(item: WorkItem, stage: str, outcome: str, reason: str, **extra: Any) 
 
 def plan_problem(plan: Plan, repo: str) -> str | None:
     """Why `plan`'s edits do not apply to the repository's files, or None when they do."""
+    refused = paths.refusals(repo, paths.edit_files(plan.edits))
+    if refused:
+        return "; ".join(refused.values())
     try:
         apply_edits(reader(repo), plan.edits)
     except EditError as exc:
@@ -254,6 +258,9 @@ def llm_fallback(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     update: dict[str, Any] = {"prompt": prompt, "llm_calls": [{**c, "item": item.id} for c in calls],
                               "requests": [{**r, "item": item.id} for r in requests], "bundle": bundle.model_dump()}
     problem = error or (plan_problem(plan, state["repo"]) if plan else "no plan")
+    if plan is not None and not error and paths.refusals(state["repo"], paths.edit_files(plan.edits)):
+        # passed on, so the item ends blocked with a blocker naming each file (never read, never written)
+        return {**update, "plan": plan.model_dump(), "stages": [_stage(item, "llm_fallback", "refused", str(problem))]}
     if plan is None or problem:
         return {**update, "pending": f"the LLM plan was rejected: {problem}",
                 "stages": [_stage(item, "llm_fallback", "rejected", str(problem))]}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import ExitCode, PlannerError
+from planner.patch import paths
 from repocontext.home import user_umask
 
 if TYPE_CHECKING:
@@ -37,16 +38,52 @@ def check_clean(repo: Path) -> None:
         raise PlannerError(f"{repo} has uncommitted changes; commit or stash them before --apply")
 
 
+def _where(repo: Path) -> list[str]:
+    """The patch is relative to `repo`; git takes a subfolder's patch only when told the folder (and ignores
+    paths outside the current folder otherwise)."""
+    prefix = _git(repo, "rev-parse", "--show-prefix").strip()
+    return [f"--directory={prefix.rstrip('/')}"] if prefix else []
+
+
+def patched_files(repo: Path, patch: str) -> list[str]:
+    """The paths, relative to `repo`, that `git apply` would touch, as git itself reads the patch (a rename
+    gives both names)."""
+    where = _where(repo)
+    prefix = where[0].removeprefix("--directory=") + "/" if where else ""
+    fields = _git(repo, "apply", "--numstat", "-z", "--whitespace=nowarn", *where, "-", stdin=patch).split("\0")
+    files: list[str] = []
+    while fields:
+        record = fields.pop(0)
+        if not record:
+            continue
+        name = record.split("\t", 2)[-1]
+        if name:
+            files.append(name)
+        else:  # a rename: "added\tdeleted\t" then the old and the new name
+            files += [n for n in fields[:2] if n]
+            del fields[:2]
+    return sorted({name.removeprefix(prefix) if name.startswith(prefix) else "../" + name for name in files})
+
+
+def check_paths(repo: Path, patch: str) -> None:
+    """Refuse a patch that would write through a symbolic link (in the work tree or in HEAD, where the commit
+    is made) or outside the repository, naming each such file."""
+    files = patched_files(repo, patch)
+    refused = {**paths.refusals(repo, files), **paths.committed_links(repo, files)}
+    if refused:
+        raise PlannerError("; ".join(refused[f] for f in sorted(refused)))
+
+
 def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
     """Commit `patch` on a new `branch` from HEAD; returns the commit id."""
     check_clean(repo)
+    check_paths(repo, patch)
     if _git(repo, "branch", "--list", branch).strip():
         raise PlannerError(f"branch {branch!r} already exists")
-    prefix = _git(repo, "rev-parse", "--show-prefix").strip()
+    where = _where(repo)
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(repo, "read-tree", "HEAD", env=env)
-        where = [f"--directory={prefix.rstrip('/')}"] if prefix else []  # the patch is relative to `repo`
         # nowarn: the patch gate checked it so; an apply.whitespace=error config must not refuse it here
         _git(repo, "apply", "--cached", "--whitespace=nowarn", *where, "-", env=env, stdin=patch)
         tree = _git(repo, "write-tree", env=env).strip()

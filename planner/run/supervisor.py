@@ -11,6 +11,7 @@ from planner.bundle.view import open_view, reader
 from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.errors import BudgetError, ExitCode, PlannerError
+from planner.patch import paths
 from planner.patch.check import gated_files
 from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy import kinds
@@ -232,11 +233,26 @@ def _policy_gate(state: RunState, runtime: NodeRuntime, results: list[ItemResult
     return gate(policy, results, known, notes, reader(state["repo"]))
 
 
+def _path_gate(state: RunState, results: list[ItemResult]) -> list[dict[str, Any]]:
+    """Every item whose edits (or plan, for one that failed on them) would write through a symbolic link or
+    outside the repository is blocked, whatever made the edits: before the policy and the patch see them."""
+    stages: list[dict[str, Any]] = []
+    for result in results:
+        planned = (result.plan or {}).get("edits") or []
+        refused = paths.refusals(state["repo"], paths.edit_files([*result.edits, *planned]))
+        if refused and not any(b.kind == "path" for b in result.blockers):
+            paths.block(result, refused)
+            stages.append({"item": result.item.id, "stage": "paths", "outcome": "refused",
+                           "reason": "; ".join(refused.values()), "files": sorted(refused)})
+    return stages
+
+
 def join(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     order = {item["id"]: i for i, item in enumerate(state.get("items", []))}
     results = sorted((ItemResult.model_validate(r) for r in state.get("results", [])),
                      key=lambda r: order.get(r.item.id, len(order)))
-    stages = _policy_gate(state, runtime, results)
+    stages = _path_gate(state, results)
+    stages += _policy_gate(state, runtime, results)
     patch = _merge(state, results)
     return {"patch": patch, "status": _status(state, results, patch), "outcomes": [r.model_dump() for r in results],
             "stages": stages}

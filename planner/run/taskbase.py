@@ -10,6 +10,7 @@ from typing import Any
 from planner.bundle.view import reader
 from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, WorkItem
+from planner.patch import paths
 from planner.patch.plan import EditError, Plan, apply_edits
 from planner.run.context import RunContext
 from planner.run.state import TaskState, WorkOutput
@@ -71,6 +72,12 @@ def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:
         return pending, None
     item = WorkItem.model_validate(state["item"])
     plan = Plan.model_validate(state["plan"])
+    refused = paths.refusals(state["repo"], paths.edit_files(plan.edits))
+    if refused:  # a link or a path out of the repository: blocked, naming each file, never read or written
+        result = ItemResult(item=item, status="blocked", source=plan.source, plan=plan.model_dump(),
+                            report=f"### {item.title}\n\n{plan.summary}\n")
+        paths.block(result, refused)
+        return result, plan
     try:
         files = apply_edits(reader(state["repo"]), plan.edits)
     except EditError as exc:
