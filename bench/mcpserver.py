@@ -31,9 +31,11 @@ CORPUS = Path("/work/shared/corpus/pythondotorg.bundle")
 
 
 def env(home: Path, daemon: Path | None = None) -> dict[str, str]:
-    """Without a daemon, or handed to `planner daemon` listening in `daemon` (the client process is timed)."""
+    """Without a daemon, or handed to `planner daemon` listening in `daemon` (the client process is timed). The
+    server runs in the checkout; the repository is beside `home`, so that folder is its root (PLANNER_REPO_ROOTS)."""
     where = {"PLANNER_DAEMON": "on", "PLANNER_DAEMON_DIR": str(daemon)} if daemon else {"PLANNER_DAEMON": "off"}
-    return {**os.environ, "PLANNER_HOME": str(home), "PYTHONPATH": str(HERE), **where}
+    return {**os.environ, "PLANNER_HOME": str(home), "PYTHONPATH": str(HERE), "PLANNER_REPO_ROOTS": str(home.parent),
+            **where}
 
 
 def server_cpu() -> float:
@@ -77,6 +79,7 @@ async def context_calls(home: Path, repo: Path, task_class: str, rounds: int) ->
 
 def in_process(home: Path, repo: Path, task_class: str, rounds: int) -> tuple[list[float], list[float]]:
     os.environ["PLANNER_HOME"] = str(home)
+    os.environ["PLANNER_REPO_ROOTS"] = str(home.parent)  # as the server's: the repository lies beside the home
     from planner.mcpserver.tools import get_agent_context
 
     get_agent_context(task_class, str(repo))

@@ -89,7 +89,8 @@ def celery_workers(count: int, broker: str, base: Path) -> Iterator[None]:
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "planner", "worker", "--concurrency", "1", "--loglevel", "INFO"],
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                env=_env(base / f"worker{i}-home", PLANNER_BROKER_URL=broker)))
+                # the fleet is under base: the worker's roots (its default, the working directory, is not)
+                env=_env(base / f"worker{i}-home", PLANNER_BROKER_URL=broker, PLANNER_REPO_ROOTS=str(base))))
     try:
         deadline = time.monotonic() + 120
         while not all("ready." in log.read_text(errors="replace") for log in logs):

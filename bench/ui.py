@@ -34,8 +34,10 @@ from planner.store import runindex  # noqa: E402
 from planner.store.provenance import ProvenanceRecord, ProvenanceStore, index_summary  # noqa: E402
 from planner.store.runs import RunStore  # noqa: E402
 from planner.ui.app import create_app, warm  # noqa: E402
+from planner.ui.auth import cookie_name, cookie_value, signed_in  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+TOKEN = "bench-token-for-the-served-app"
 STATUSES = ("succeeded", "succeeded", "succeeded", "needs_llm", "blocked", "failed", "needs_regeneration")
 WIDE = """task_class: wide
 version: 1
@@ -106,9 +108,10 @@ def _time(settings: Settings, url: str, repeat: int) -> tuple[float, float, floa
         assert first.status_code == 200, (url, first.text[:200])
         app = create_app(settings)
         warm(app)
-        served = TestClient(app)
+        # behind the token gate, with the cookie a signed-in browser sends (the Host check needs a real host)
+        served = TestClient(signed_in(app, TOKEN, 8765), cookies={cookie_name(8765): cookie_value(TOKEN)})
         start = time.perf_counter()
-        served.get(url)
+        assert served.get(url).status_code == 200, "the token gate refused the signed-in client"
         started.append((time.perf_counter() - start) * 1000)
     samples = []
     for _ in range(repeat):

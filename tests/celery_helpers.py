@@ -49,16 +49,21 @@ def queued() -> int:
 
 
 class Worker:
-    def __init__(self, home: Path, log: Path, plan: dict | None = None, env: dict[str, str] | None = None) -> None:
+    """A worker whose home is in the test's tmp dir; the repositories it may run are that dir's (its roots, where
+    the tests make their fleets) unless `env` says otherwise. `options`: more `planner worker` options."""
+
+    def __init__(self, home: Path, log: Path, plan: dict | None = None, env: dict[str, str] | None = None,
+                 options: list[str] | None = None) -> None:
         self.log, self.home = log, home
         full = {**os.environ, "PLANNER_HOME": str(home), "PLANNER_BROKER_URL": broker_url(),
-                "PLANNER_CELERY_VISIBILITY_TIMEOUT": VISIBILITY_S, **(env or {})}
+                "PLANNER_CELERY_VISIBILITY_TIMEOUT": VISIBILITY_S, "PLANNER_REPO_ROOTS": str(home.parent),
+                **(env or {})}
         full.pop("PLANNER_REDIS_URL", None)
         if plan is not None:
             full.update({"PLANNER_MODEL": "fake:planner", "PLANNER_TEST_PLAN": json.dumps(plan)})
             args = [sys.executable, "-c", FAKE_LLM_WORKER]
         else:
-            args = [sys.executable, "-m", "planner", "worker", "--loglevel", "INFO"]
+            args = [sys.executable, "-m", "planner", "worker", "--loglevel", "INFO", *(options or [])]
         with log.open("w") as out:
             self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=full, start_new_session=True)
 

@@ -1,4 +1,5 @@
-"""The UI answers only the names it was started under (DNS rebinding cannot read runs through it)."""
+"""The UI answers only the names it was started under (DNS rebinding cannot read runs through it), even a
+caller holding its token."""
 
 from __future__ import annotations
 
@@ -38,23 +39,26 @@ def test_the_policy_for_loopback_and_for_every_interface(monkeypatch: pytest.Mon
 @pytest.fixture
 def ui_server(home: Path) -> Iterator[int]:
     port = free_port()
-    with planner_server(["ui", "--port", str(port), "--allow-host", "box.lan"], port,
-                        {**os.environ, "PLANNER_DAEMON": "off"}):
+    env = {**os.environ, "PLANNER_DAEMON": "off"}
+    env.pop("PLANNER_SERVER_TOKEN", None)  # the token it keeps in the home
+    with planner_server(["ui", "--port", str(port), "--allow-host", "box.lan"], port, env):
         yield port
 
 
-def _get(port: int, host: str) -> tuple[int, bytes]:
+def _get(port: int, host: str, token: str) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.putrequest("GET", "/api/runs", skip_host=True)
     conn.putheader("Host", host)
+    conn.putheader("Authorization", f"Bearer {token}")  # the token alone does not pass the Host check
     conn.endheaders()
     answer = conn.getresponse()
     return answer.status, answer.read()
 
 
-def test_a_real_ui_refuses_other_host_names(ui_server: int) -> None:
-    status, body = _get(ui_server, f"attacker.example:{ui_server}")
+def test_a_real_ui_refuses_other_host_names(ui_server: int, home: Path) -> None:
+    token = (home / "server-token").read_text().strip()
+    status, body = _get(ui_server, f"attacker.example:{ui_server}", token)
     assert status == 400 and b"invalid Host header" in body
     for host in (f"127.0.0.1:{ui_server}", f"localhost:{ui_server}", "box.lan"):
-        status, body = _get(ui_server, host)
+        status, body = _get(ui_server, host, token)
         assert status == 200, (host, body)

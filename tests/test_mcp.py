@@ -1,6 +1,6 @@
 """`planner mcp` driven by the MCP SDK's own client: over stdio (every tool on a real git repository, the
 results checked against the CLI and the provenance) and over streamable HTTP (a real server process, and
-the Host and Origin checks)."""
+the Host, Origin and token checks)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 from conftest import free_port, planner_server
 from mcp.client.session import ClientSession
@@ -34,10 +35,16 @@ TOOLS = {"list_task_classes", "get_agent_context", "request_may_read", "query_de
 VR = "vulnerability-remediation"
 
 
+TOKEN = "test-token-for-planner-mcp-http"
+
+
 def _env(home: Path, daemon: Path | None = None) -> dict[str, str]:
+    """The server runs in the checkout; the repositories it may read are the test's tmp dir (make_repo's)."""
     where = {"PLANNER_DAEMON": "", "PLANNER_DAEMON_DIR": str(daemon)} if daemon else {"PLANNER_DAEMON": "off"}
-    return {**os.environ, "PLANNER_HOME": str(home), "PLANNER_ADVISORIES": ADVISORIES, "PYTHONPATH": str(ROOT),
-            **where}
+    env = {**os.environ, "PLANNER_HOME": str(home), "PLANNER_ADVISORIES": ADVISORIES, "PYTHONPATH": str(ROOT),
+           "PLANNER_REPO_ROOTS": str(home.parent), **where}
+    env.pop("PLANNER_SERVER_TOKEN", None)
+    return env
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -246,7 +253,8 @@ def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, 
 @pytest.fixture
 def http_server(home: Path) -> Any:
     port = free_port()
-    with planner_server(["mcp", "--http", "--port", str(port), "--allow-host", "planner.test"], port, _env(home),
+    env = {**_env(home), "PLANNER_SERVER_TOKEN": TOKEN}  # an operator-chosen token (test_server_auth: the kept one)
+    with planner_server(["mcp", "--http", "--port", str(port), "--allow-host", "planner.test"], port, env,
                         cwd=ROOT):
         yield port
 
@@ -255,7 +263,10 @@ def test_streamable_http_serves_the_tools_and_checks_host_and_origin(http_server
     url = f"http://127.0.0.1:{http_server}/mcp"
 
     async def session() -> None:
-        async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as client:
+        signed = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"},
+                                    timeout=httpx2.Timeout(30, read=300))
+        async with signed, streamable_http_client(url, http_client=signed) as streams, \
+                ClientSession(streams[0], streams[1]) as client:
             await client.initialize()
             assert {t.name for t in (await client.list_tools()).tools} == TOOLS
             classes = (await client.call_tool("list_task_classes", {})).structured_content or {}
@@ -263,7 +274,7 @@ def test_streamable_http_serves_the_tools_and_checks_host_and_origin(http_server
 
     anyio.run(session)
     hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    headers = {"accept": "application/json, text/event-stream"}
+    headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {TOKEN}"}
     refused = httpx.post(url, json=hello, headers={**headers, "host": "evil.example"})
     assert refused.status_code == 400 and "invalid Host header" in refused.text
     cross = httpx.post(url, json=hello, headers={**headers, "origin": "http://evil.example"})
@@ -271,9 +282,11 @@ def test_streamable_http_serves_the_tools_and_checks_host_and_origin(http_server
     named = httpx.post(url, json=hello, headers={**headers, "host": f"planner.test:{http_server}"})
     # a name allowed with --allow-host, and the server's own origin, reach the MCP endpoint (which answers
     # a ping outside a session in its own way)
-    assert "invalid Host header" not in named.text
+    assert named.status_code != 401 and "invalid Host header" not in named.text and "Missing session" in named.text
     same = httpx.post(url, json=hello, headers={**headers, "origin": f"http://localhost:{http_server}"})
-    assert same.status_code != 403 and "invalid Host header" not in same.text
+    assert same.status_code not in (401, 403) and "Missing session" in same.text
+    anonymous = httpx.post(url, json=hello, headers={"accept": headers["accept"]})
+    assert anonymous.status_code == 401 and "Authorization: Bearer" in anonymous.text
 
 
 def test_transport_options_need_http(home: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import CHROMIUM, CHROMIUM_ARGS, SECRET, UIHome, needs_chromium, populate, served
+from ui_support import CHROMIUM, CHROMIUM_ARGS, SECRET, TOKEN, UIHome, needs_chromium, populate, served, sign_in
 
 ARGS = CHROMIUM_ARGS
 pytestmark = needs_chromium
@@ -37,12 +37,26 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+def page(browser: Any, server: str, tmp_path: Path) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     opened = context.new_page()
+    sign_in(opened, server)
     yield opened
     opened.screenshot(path=str(tmp_path / "last.png"), full_page=True)
     context.close()
+
+
+def test_only_a_signed_in_browser_sees_the_runs(browser: Any, server: str, page: Any) -> None:
+    stranger = browser.new_context().new_page()
+    answer = stranger.goto(f"{server}/runs")
+    assert answer is not None and answer.status == 401
+    assert "needs its token" in stranger.inner_text("#error-message") and stranger.locator("#runs").count() == 0
+    stranger.context.close()
+    page.goto(f"{server}/runs")  # the page fixture signed in with the printed URL
+    assert page.locator("#runs tbody tr").count() == 3
+    (cookie,) = page.context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and TOKEN not in cookie["value"]
+    assert page.evaluate("document.cookie") == ""  # out of the page's scripts' reach
 
 
 def test_runs_list_then_a_run(ui: UIHome, server: str, page: Any, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import CHROMIUM, CHROMIUM_ARGS, PortfolioHome, needs_chromium, populate_portfolio, served
+from ui_support import CHROMIUM, CHROMIUM_ARGS, PortfolioHome, needs_chromium, populate_portfolio, served, sign_in
 
 pytestmark = needs_chromium
 
@@ -26,12 +26,13 @@ def server(pf: PortfolioHome) -> Iterator[str]:
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[Any]:
+def page(server: str, tmp_path: Path) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         opened = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
+        sign_in(opened, server)
         yield opened
         opened.screenshot(path=str(tmp_path / "last.png"), full_page=True)
         browser.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import textwrap
 import threading
 import time
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import commit_all, free_port, git, write_files
@@ -185,16 +187,26 @@ needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="no Chromium a
                                     "(apt-get install chromium; .ci/run installs it)")
 
 
+TOKEN = secrets.token_urlsafe(32)  # the served UI's token: a browser signs in with sign_in()
+
+
+def sign_in(page: Any, url: str) -> None:
+    """What a person does first: open the URL `planner ui` printed (the token sets a cookie, then is dropped)."""
+    page.goto(f"{url}/?token={TOKEN}")
+    assert "token=" not in page.url, page.url
+
+
 @contextmanager
 def served(settings: Settings) -> Iterator[str]:
-    """`planner ui` over `settings` on a free loopback port, as the command serves it (Host check included)."""
+    """`planner ui` over `settings` on a free loopback port, as the command serves it (Host check and token
+    included: open sign_in() first)."""
     import uvicorn
 
-    from planner.hostcheck import HostPolicy, guarded
     from planner.ui.app import create_app
+    from planner.ui.auth import protect
 
     port = free_port()
-    app = guarded(create_app(settings), HostPolicy("127.0.0.1"))
+    app = protect(create_app(settings), "127.0.0.1", port, (), TOKEN)
     running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import Resource, Tool
 
 from planner.mcpserver import resources, tools
+from planner.roots import RepoRoots
 
 INSTRUCTIONS = """\
 The tccm-planner: budgeted, provenance-logged context for code-maintenance tasks.
@@ -88,16 +90,20 @@ def _run_reader(what: str):  # type: ignore[no-untyped-def]
     return read
 
 
-def serve_stdio() -> None:
+def serve_stdio(roots: RepoRoots) -> None:
+    tools.confine_to(roots)
     build().run("stdio")
 
 
-def serve_http(host: str, port: int, allow_hosts: list[str]) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp, behind the UI's Host check (planner.hostcheck) and an Origin
-    check: a web page cannot reach it through DNS rebinding or a cross-site request."""
-    import uvicorn
+TOKEN_HINT = ("missing or wrong token: send `Authorization: Bearer TOKEN` with the token `planner mcp --http` "
+              "printed when it started (also in server-token in its PLANNER_HOME, or its PLANNER_SERVER_TOKEN)\n")
 
-    from planner.hostcheck import HostPolicy, guarded
+
+def http_app(host: str, allow_hosts: list[str], token: str) -> Any:
+    """The streamable HTTP app at /mcp as served: the Host check (planner.hostcheck, as `planner ui`), then the
+    Origin check (a web page cannot reach it through DNS rebinding or a cross-site request), then the
+    token (another local user or process cannot either)."""
+    from planner.hostcheck import HostPolicy, bearer_required, guarded
     from planner.mcpserver.origin import origin_checked
 
     policy = HostPolicy(host, allow_hosts)
@@ -105,5 +111,12 @@ def serve_http(host: str, port: int, allow_hosts: list[str]) -> None:
     # PLANNER_ALLOWED_HOSTS included), and a second list would refuse names the user allowed.
     app = build().streamable_http_app(host=host, transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=False))
-    config = uvicorn.Config(guarded(origin_checked(app, policy), policy), host=host, port=port, log_level="warning")
+    return guarded(origin_checked(bearer_required(app, token, TOKEN_HINT), policy), policy)
+
+
+def serve_http(host: str, port: int, allow_hosts: list[str], roots: RepoRoots, token: str) -> None:
+    import uvicorn
+
+    tools.confine_to(roots)
+    config = uvicorn.Config(http_app(host, allow_hosts, token), host=host, port=port, log_level="warning")
     uvicorn.Server(config).run()

@@ -1,7 +1,8 @@
 """The MCP tools: each one a thin call into the engine, answered as structured content plus a short text.
 
 Every PlannerError becomes an MCP tool error carrying the CLI's one-line message; anything else becomes one
-line too (`internal error: ...`), as the CLI prints it, and the server goes on serving.
+line too (`internal error: ...`), as the CLI prints it, and the server goes on serving. A repository path a
+caller names is confined to the roots the operator allowed (planner.roots) before anything reads it.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from pydantic import Field
 
 from planner.config import Settings
 from planner.errors import PlannerError
+from planner.roots import RepoRoots
 
 Inputs = Annotated[dict[str, str | int | float | bool] | None, Field(
     description="Run inputs NAME → value, as the CLI's --input NAME=VALUE (list_task_classes says which a class "
                 "accepts); booleans as true/false")]
 TaskClass = Annotated[str, Field(description="A task class name, from list_task_classes")]
 Repo = Annotated[str, Field(description="The repository's path (absolute is safest: a relative one is resolved "
-                                        "against the server's working directory)")]
+                                        "against the server's working directory); it must lie under a root "
+                                        "the server allows (its --root, PLANNER_REPO_ROOTS, else its working "
+                                        "directory)")]
 RunId = Annotated[str, Field(description="A run id (or a unique prefix of one), from dispatch")]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,8 +69,33 @@ def as_inputs(inputs: Inputs) -> dict[str, str]:
     return {name: (str(v).lower() if isinstance(v, bool) else str(v)) for name, v in (inputs or {}).items()}
 
 
+_roots: list[RepoRoots] = []  # the server's, set when it starts (confine_to)
+WHO = "this `planner mcp` server"
+
+
+def confine_to(roots: RepoRoots) -> None:
+    _roots[:] = [roots]
+
+
+def repo_roots() -> RepoRoots:
+    """The server's roots; a tool called in-process without a server (a bench) chooses them from the env."""
+    if not _roots:
+        _roots.append(RepoRoots.choose())
+    return _roots[0]
+
+
 def as_repo(repo: str) -> Path:
-    return Path(repo).expanduser()
+    return repo_roots().confine(repo, WHO)
+
+
+def bundle_repo_allowed(settings: Settings, bundle_id: str) -> None:
+    """A recorded bundle's repository (made by the CLI, say) is read again by request_may_read: the same roots."""
+    from planner.store.provenance import ProvenanceStore
+
+    repo = ProvenanceStore(settings.home).get(bundle_id).repocontext.repo
+    if not repo_roots().admits(Path(repo).resolve()):
+        raise PlannerError(f"bundle {bundle_id} is of repository {repo}, outside the roots {WHO} may read: "
+                           f"{repo_roots().shown()}")
 
 
 @errors
@@ -112,7 +141,9 @@ def request_may_read(
     within what is left of that bundle's budget. Logged as `requested` in that bundle's provenance."""
     from planner.run.agent import request_entry
 
-    result = request_entry(Settings.from_env(), bundle_id, entry)
+    settings = Settings.from_env()
+    bundle_repo_allowed(settings, bundle_id)
+    result = request_entry(settings, bundle_id, entry)
     head = f"{result['entry']}: {result['outcome']} ({result['tokens']} tokens)"
     return answer(f"{head}\n\n{result['text']}" if result["text"] else head, result)
 

@@ -11,6 +11,8 @@ delivered twice — harmless, since results are recorded once by key, but wasted
 from __future__ import annotations
 
 import os
+import socket
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,13 +62,22 @@ def _shared_examples(broker: str) -> Any:
 
 def run_task(payload: dict[str, Any]) -> dict[str, Any]:
     """In a `planner worker`: run one job in this worker's own PLANNER_HOME and ship the run back. Solved
-    examples other workers learned are pulled first, and the ones this run adds are shared after."""
+    examples other workers learned are pulled first, and the ones this run adds are shared after. A job this
+    worker does not allow (planner.portfolio.admission) is answered as failed, with the reason, unrun."""
     from redis.exceptions import RedisError
 
     from planner.config import Settings
+    from planner.errors import ExitCode
+    from planner.portfolio import admission
     from planner.portfolio.broker import broker_url
     from planner.portfolio.execute import execute
 
+    job = Job.model_validate(payload)
+    refused = admission.current().refusal(job)
+    if refused:  # anyone who can write to the broker can send a job: only what this worker allows runs
+        sys.stderr.write(f"planner worker: {job.repo}: {refused}\n")
+        return Result(repo=job.repo, key=job.key, commit=job.commit, status="failed", exit_code=int(ExitCode.FAILED),
+                      error=refused, worker=f"{socket.gethostname()}:{os.getpid()}").model_dump(mode="json")
     settings = Settings.from_env()
     feed = _shared_examples(broker_url(None))
     try:
@@ -74,7 +85,7 @@ def run_task(payload: dict[str, Any]) -> dict[str, Any]:
             feed.pull(settings.home)
     except (RedisError, OSError):
         pass  # sharing is an optimisation: the run goes on with what this worker knows
-    result = execute(Job.model_validate(payload), settings, shipping=True)
+    result = execute(job, settings, shipping=True)
     try:
         if feed is not None and result.shipped is not None and result.run_id:
             feed.push(result.run_id, result.shipped.examples)
