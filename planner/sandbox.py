@@ -116,15 +116,24 @@ def _system_tool(name: str) -> str | None:
     return shutil.which(name, path="/usr/bin:/bin:/usr/local/bin") or shutil.which(name)
 
 
+def _bwrap() -> str | None:
+    """PLANNER_SANDBOX_BWRAP (an operator's build elsewhere), else the system's bwrap."""
+    named = os.environ.get("PLANNER_SANDBOX_BWRAP", "").strip()
+    if named:
+        return named if os.path.isfile(named) and os.access(named, os.X_OK) else None
+    return _system_tool("bwrap")
+
+
 @functools.cache
 def _bwrap_problem() -> str | None:
     """Why bubblewrap cannot run here, or None. Asked once per process (~5 ms)."""
-    binary = _system_tool("bwrap")
+    binary = _bwrap()
     if binary is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt install bubblewrap)"
+        return "bubblewrap is not installed (Debian/Ubuntu: apt install bubblewrap; or PLANNER_SANDBOX_BWRAP)"
+    argv = [binary, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--die-with-parent",
+            _system_tool("true") or "/bin/true"]
     try:
-        probe = subprocess.run([binary, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--die-with-parent",
-                                _system_tool("true") or "/bin/true"], capture_output=True, text=True, timeout=30, check=False)
+        probe = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap does not start ({exc})"
     if probe.returncode != 0:
@@ -210,7 +219,7 @@ def environment(step: Step) -> dict[str, str]:
 
 def _bwrap_argv(step: Step, env: Mapping[str, str]) -> list[str]:
     work = str(step.work.resolve())
-    args = [_system_tool("bwrap") or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    args = [_bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if os.getuid() == 0:  # never root inside, even for a root operator
         args += ["--uid", "65534", "--gid", "65534"]

@@ -44,6 +44,8 @@ def print_record(record: ProvenanceRecord) -> None:
                   f"record: {record.id}")
     console.print(f"TCCM {record.tccm.path} (sha256 {record.tccm.sha256[:12]})")
     console.print(f"RepoContext: {repo.commit or 'none'} gathered {repo.gathered_at or '-'} ({repo.freshness})")
+    if record.sandbox:
+        console.print(escape(f"programs ran in sandbox: {record.sandbox}"))
     console.print(entries_table(record.entries, "run-level bundle" if record.item_bundles else None))
     for item in record.item_bundles:
         totals = item.get("totals") or {}

@@ -81,10 +81,17 @@ def dispatch_command(
     advisories: Annotated[list[Path] | None, typer.Option(help="OSV advisories: directory, zip or report.")] = None,
     model: Annotated[str | None, typer.Option(help="LangChain chat model provider:name (or PLANNER_MODEL).")] = None,
     no_gather: Annotated[bool, typer.Option("--no-gather", help="Never gather; bootstrap mode if none.")] = False,
-    verify: Annotated[bool, typer.Option(help="Run the repo's tests on the patched tree (in a copy).")] = False,
+    verify: Annotated[bool, typer.Option(
+        help="Run the repository's own test command on the patched tree: in a throwaway copy, sandboxed "
+             "(bubblewrap: no network, no home, no keys; the copy is the only writable path).")] = False,
     regenerate: Annotated[bool, typer.Option(
-        help="Regenerate lockfiles with the repo's own tool (npm, yarn, pnpm, poetry, uv, go, pip-compile), in a "
-             "throwaway copy; without it an item whose lockfile must change ends needs_regeneration (exit 7).")]
+        help="Regenerate lockfiles with their own tool (npm, yarn, pnpm, poetry, uv, go, pip-compile): in a "
+             "throwaway copy, sandboxed with the package registry's network only (no home, no keys, no "
+             "sockets); without it an item whose lockfile must change ends needs_regeneration (exit 7).")]
+    = False,
+    no_sandbox: Annotated[bool, typer.Option(
+        "--no-sandbox", help="Run recipe commands, --verify and --regenerate WITHOUT isolation (where bubblewrap "
+                             "cannot run); recorded in the run and its report. Only for repositories you trust.")]
     = False,
     apply: Annotated[bool, typer.Option(help="Commit the patch on a new branch (clean work tree only).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
@@ -103,7 +110,7 @@ def dispatch_command(
     settings = Settings.from_env().for_one_run()
     spec = model or settings.model
     chat_model = init_model(spec) if spec else None
-    options = run_options(settings, [str(p) for p in advisories or []], no_gather, verify, regenerate)
+    options = run_options(settings, [str(p) for p in advisories or []], no_gather, verify, regenerate, no_sandbox)
     given = parse_inputs(inputs or [])
     shortcuts = {"org": org, "registry": registry, "mapping": str(mapping.resolve()) if mapping else None}
     given.update({k: v for k, v in shortcuts.items() if v and k not in given})

@@ -18,6 +18,7 @@ from planner.bundle import files_of, keys
 from planner.bundle.view import RepoView, read_repo_file
 from planner.recipes import astgrep, command, textreplace
 from planner.recipes.model import Recipe
+from repocontext.secrets import redact
 
 _REF = re.compile(r"\$\{inputs\.([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -119,8 +120,11 @@ def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, input
                           edited)
     except command.CommandError as exc:
         raise RecipeError(f"recipe {recipe.id}: {exc}") from None
+    if ran.exit_code:  # a crash is a failure of the item, never "nothing to do"
+        tail = " | ".join(line for line in redact(ran.output).strip().splitlines()[-5:])
+        raise RecipeError(f"recipe {recipe.id}: `{' '.join(spec['command']['run'])}` exited {ran.exit_code}"
+                          + (f"; its last output: {tail}" if tail else " with no output"))
     row.matches = len(ran.texts)
-    row.notes += [f"exit code {ran.exit_code}"] if ran.exit_code else []
     row.notes += [f"changed {p} outside its files: (left out of the patch)" for p in ran.outside]
     row.notes += [f"created {p} (left out: recipes edit existing files)" for p in ran.created]
     return {**texts, **ran.texts}, row

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from planner import service
+from planner import sandbox, service
 from planner.config import Settings
 from planner.errors import ExitCode, PlannerError
 from planner.inputs import check_inputs, check_sources
@@ -65,12 +65,13 @@ def _record_end(runs: RunStore, run_id: str, snapshot: Any) -> None:
 
 
 def run_options(settings: Settings, advisories: list[str] | None = None, no_gather: bool = False,
-                verify: bool = False, regenerate: bool = False) -> dict[str, Any]:
+                verify: bool = False, regenerate: bool = False, no_sandbox: bool = False) -> dict[str, Any]:
     """A run's options as `planner dispatch` and the MCP dispatch tool give them: advisory sources given,
     else PLANNER_ADVISORIES."""
     sources = advisories or [str(p) for p in settings.advisories]
-    return {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
-            "advisories": os.pathsep.join(sources) or None}
+    options = {"no_gather": no_gather, "verify": verify, "regenerate": regenerate,
+               "advisories": os.pathsep.join(sources) or None}
+    return {**options, "no_sandbox": True} if no_sandbox else options  # absent unless asked: same bytes as before
 
 
 def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[str, str], options: dict[str, Any],
@@ -79,6 +80,7 @@ def dispatch(settings: Settings, task_class: str, repo: Path, inputs: Mapping[st
     # bad input fails here, before a run exists: an unknown class or input, a missing repository or source
     check_inputs(service.task_class(settings, task_class), inputs)
     root = service.repo_root(repo)
+    sandbox.allow_unsandboxed(bool(options.get("no_sandbox")))  # the run's options record it
     check_sources(options.get("advisories"))
     run_id = new_id()
     runs = RunStore(settings.home)
@@ -119,6 +121,7 @@ def resume(settings: Settings, run_id: str, model: Any = None, model_name: str |
     if final is not None:  # finished without the graph: nothing to do
         runs.set_status(row["id"], final.get("status") or "failed")
         return final
+    sandbox.allow_unsandboxed(bool(row["options"].get("no_sandbox")))  # as the run was dispatched
     app = graph_for(runs)
     snapshot = app.get_state(_config(row["id"]))
     context = RunContext(settings=settings, model=model, model_name=model_name or row["options"].get("model"),

@@ -74,6 +74,9 @@ def compose_report(state: RunState) -> str:
               f"{totals.get('tokens', 0)}/{totals.get('max_tokens', 0)} tokens, mode {bundle.get('mode', '-')}",
               f"- RepoContext {repo.get('commit') or 'none'} ({repo.get('freshness', 'none')})",
               f"- Run `{state['run_id']}`: `planner provenance {state['run_id']}`", ""]
+    if (state.get("options") or {}).get("no_sandbox"):
+        lines[-1:-1] = ["- **Sandbox OFF** (`--no-sandbox`): recipe commands, verification and lockfile "
+                        "regeneration ran with the operator's rights"]
     return "\n".join(lines)
 
 
@@ -91,11 +94,18 @@ def _record(state: RunState, runtime: NodeRuntime) -> ProvenanceRecord:
         repocontext=RepoContextRef(repo=state["repo"], repo_id=repo.get("repo_id"), commit=repo.get("commit"),
                                    gathered_at=repo.get("gathered_at"), freshness=repo.get("freshness", "none"),
                                    dirty=repo.get("dirty")),
-        mode=bundle.mode, inputs=dict(sorted(state["inputs"].items())), entries=entries, totals=bundle.totals,
+        # inputs redacted: a secret-looking value passed in (and refused in a patch) is not kept in the record
+        mode=bundle.mode, inputs=redact_tree(dict(sorted(state["inputs"].items()))), entries=entries,
+        totals=bundle.totals,
         bundle_sha256=bundle.sha256, stages=[StageRecord(**s) for s in state.get("stages", [])],
         requests=list(state.get("requests", [])), llm_calls=list(state.get("llm_calls", [])),
         item_bundles=sorted(state.get("bundles", []), key=lambda b: b["item"]), hot_views=_hot_views(state),
+        sandbox=_sandbox(state),
     )
+
+
+def _sandbox(state: RunState) -> str:
+    return "none (--no-sandbox)" if (state.get("options") or {}).get("no_sandbox") else "bwrap"
 
 
 def _hot_views(state: RunState) -> str | None:

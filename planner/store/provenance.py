@@ -71,6 +71,8 @@ class ProvenanceRecord(BaseModel):
     totals: Totals
     bundle_sha256: str
     hot_views: str | None = None  # what the hot views did: "hit: bundle", slice hits, "unavailable (why)", "off"
+    # how the programs a run started were contained: "bwrap", or "none (--no-sandbox)"; None for a bundle
+    sandbox: str | None = None
     stages: list[StageRecord] = Field(default_factory=list)
     requests: list[dict[str, Any]] = Field(default_factory=list)
     llm_calls: list[dict[str, Any]] = Field(default_factory=list)
