@@ -152,7 +152,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 # Test groups that need something from outside the checkout, by the words their skip reasons use. `python -m
 # pytest` runs what it can and names the groups it skipped; PLANNER_TEST_REQUIRE (comma-separated group names,
 # set by .ci/run) turns a skip of a required group into a failed session.
-SKIP_GROUPS = {"redis": ("PLANNER_TEST_REDIS_URL",), "browser": ("Chromium",),
+SKIP_GROUPS = {"sandbox": ("bubblewrap",), "redis": ("PLANNER_TEST_REDIS_URL",), "browser": ("Chromium",),
                "corpus": ("corpus", "AWESOME_COMPOSE"), "advisories": ("pypa advisory snapshot",),
                "wolfi": ("WOLFI_PACKAGES_TSV",), "llm": ("langchain-openai",),
                "tools": ("is not installed", "cannot be reached", "could not reach", "went away",
