@@ -210,8 +210,9 @@ ATTACKS: dict[str, Callable[[Path, Runner], Row]] = {
 def _more() -> dict[str, Callable[[Path, Runner], Row]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from attacks_misuse import MORE  # concurrency, modes, Host header, ignored inputs
+    from attacks_sandbox import MORE as SANDBOX  # a repository's own programs reaching the operator
 
-    return MORE
+    return {**MORE, **SANDBOX}
 
 
 def print_table(rows: list[Row]) -> None:
