@@ -9,8 +9,8 @@ changes, so a fix that uncovers another match (nested calls) is applied too.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
