@@ -74,10 +74,42 @@ def check_paths(repo: Path, patch: str) -> None:
         raise PlannerError("; ".join(refused[f] for f in sorted(refused)))
 
 
+def _added(patch: str) -> dict[str, str]:
+    """path → the text of the lines the patch adds to it (a file's header ends at its first hunk)."""
+    added: dict[str, list[str]] = {}
+    path, header = None, False
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git "):
+            path, header = None, True
+        elif header and line.startswith("+++ "):
+            name = line[4:].rstrip("\r\n").split("\t")[0]
+            path = name[2:] if name.startswith("b/") else name
+        elif line.startswith("@@"):
+            header = False
+        elif not header and path is not None and line.startswith("+"):
+            added.setdefault(path, []).append(line[1:])
+    return {path: "".join(lines) for path, lines in added.items()}
+
+
+def check_secrets(repo: Path, patch: str) -> None:
+    """Refuse a patch that adds a secret-looking value its file does not already hold (the join blocks such
+    an item; this holds for any patch `--apply` is handed), naming the file and the rule, never the value."""
+    from planner.bundle.view import read_repo_file  # here: the checks above need none of it
+    from planner.patch import leaks
+
+    found = leaks.found_in({path: (read_repo_file(repo, path, exact=True).text or "", text)
+                            for path, text in _added(patch).items()})
+    if found:
+        raise PlannerError("; ".join(f"{path}: the patch writes a value that looks like a secret ({rule}) the "
+                                     "file did not hold" for path, hits in found.items() for rule in
+                                     sorted({rule for _, rule in hits})))
+
+
 def apply_patch(repo: Path, patch: str, branch: str, message: str) -> str:
     """Commit `patch` on a new `branch` from HEAD; returns the commit id."""
     check_clean(repo)
     check_paths(repo, patch)
+    check_secrets(repo, patch)
     if _git(repo, "branch", "--list", branch).strip():
         raise PlannerError(f"branch {branch!r} already exists")
     where = _where(repo)

@@ -11,7 +11,7 @@ from planner.bundle.view import open_view, reader
 from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.errors import BudgetError, ExitCode, PlannerError
-from planner.patch import paths
+from planner.patch import leaks, paths
 from planner.patch.check import gated_files
 from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy import kinds
@@ -252,6 +252,7 @@ def join(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     results = sorted((ItemResult.model_validate(r) for r in state.get("results", [])),
                      key=lambda r: order.get(r.item.id, len(order)))
     stages = _path_gate(state, results)
+    stages += leaks.gate(results, reader(state["repo"]))  # before the policy: a refused diff is kept for review
     stages += _policy_gate(state, runtime, results)
     patch = _merge(state, results)
     return {"patch": patch, "status": _status(state, results, patch), "outcomes": [r.model_dump() for r in results],
