@@ -84,6 +84,8 @@ class ProvenanceRecord(BaseModel):
         without what only hot views change (`hot_views`, and `source: hot_view` mapped back to its origin)."""
         # decisions are added after the build, by agents: not part of what the build produced
         data = self.model_dump(mode="json", exclude={*VOLATILE, "decisions"})
+        if data.get("sandbox") is None:  # a bundle build ran no program: its record is as it always was
+            data.pop("sandbox", None)
         if not hot_views:
             data.pop("hot_views", None)
             for item in data["item_bundles"]:
