@@ -84,6 +84,9 @@ def run_gather(repo: Path, advisories: list[Path] | None, as_json: bool) -> None
             fell = ", ".join(f"{name} ({why})" for name, why in sorted(context.fell_back.items()))
             say(f"  ran in full after a failed update: {fell}")
     say(f"  diagnostics: {len(context.diagnostics)}  stored: {path}")
+    for diagnostic in context.diagnostics:  # a file left unread leaves its declarations out: say which
+        if diagnostic.message.startswith("skipped: "):
+            say(f"  {diagnostic.message}")
 
 
 def say(line: str) -> None:

@@ -73,6 +73,7 @@ def compose_report(state: RunState) -> str:
               f"- TCCM `{state['task_class']}` v{(state.get('tccm') or {}).get('version', '?')}, bundle "
               f"{totals.get('tokens', 0)}/{totals.get('max_tokens', 0)} tokens, mode {bundle.get('mode', '-')}",
               f"- RepoContext {repo.get('commit') or 'none'} ({repo.get('freshness', 'none')})",
+              *(f"- RepoContext note: {note}" for note in repo.get("skipped") or ()),
               f"- Run `{state['run_id']}`: `planner provenance {state['run_id']}`", ""]
     if (state.get("options") or {}).get("no_sandbox"):
         lines[-1:-1] = ["- **Sandbox OFF** (`--no-sandbox`): recipe commands, verification and lockfile "

@@ -71,8 +71,21 @@ def ensure_repocontext(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
             context, _ = service.gather_repo(settings, root, options=options, warm=settings.redis_url is not None)
         except PlannerError as exc:
             return _stop(exc)
-        return {"repocontext": {"gathered": True, "was": freshness, "commit": context.meta.commit}}
-    return {"repocontext": {"gathered": False, "was": freshness}}
+        return {"repocontext": {"gathered": True, "was": freshness, "commit": context.meta.commit,
+                                **_skipped(context.diagnostics)}}
+    return {"repocontext": {"gathered": False, "was": freshness,
+                            **_skipped(view.context.get("diagnostics") if view and view.context else None)}}
+
+
+def _skipped(diagnostics: Any) -> dict[str, list[str]]:
+    """The files the gather left unread (a manifest over its size bound), for the report: their declarations
+    are missing from the RepoContext, so what the run found there is not the whole story."""
+    found = []
+    for diagnostic in diagnostics or ():
+        message = diagnostic.get("message") if isinstance(diagnostic, dict) else getattr(diagnostic, "message", "")
+        if isinstance(message, str) and message.startswith("skipped: "):
+            found.append(message)
+    return {"skipped": found} if found else {}
 
 
 def list_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:

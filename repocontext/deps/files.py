@@ -9,7 +9,16 @@ files. A requirement file with any other name is still read when one of these
 
 from __future__ import annotations
 
+import os
+
 from repocontext import globs
+
+# A manifest (requirement file, pyproject.toml, package.json, ...) larger than this is skipped with a note, not
+# parsed: real ones are kilobytes (a hashed pip-compile output of a large service, ~100 KB), and a 2 MB
+# requirements.txt of 60,000 pins cost a gather 13 s and 700 MB, mostly in what the pins set off downstream
+# (call sites per package). Lockfiles are not manifests here: they keep the probes' read limit.
+MANIFEST_BOUND_ENV = "PLANNER_MANIFEST_MAX_BYTES"
+MANIFEST_MAX_BYTES = 1 << 20
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
     "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/**/*.txt", "**/requirements/**/*.in",
@@ -25,3 +34,16 @@ def is_requirements_file(path: str) -> bool:
 
 def is_conda_environment(path: str) -> bool:
     return any(globs.matcher(pattern).match(path) for pattern in CONDA_GLOBS)
+
+
+def manifest_bound() -> int:
+    """The manifest size bound in bytes: PLANNER_MANIFEST_MAX_BYTES when it is a positive integer, else 1 MiB."""
+    try:
+        value = int(os.environ.get(MANIFEST_BOUND_ENV, "").replace("_", ""))
+    except ValueError:
+        return MANIFEST_MAX_BYTES
+    return value if value > 0 else MANIFEST_MAX_BYTES
+
+
+def skipped_note(path: str, size: int, bound: int) -> str:
+    return f"skipped: {path} ({size} bytes over the {bound}-byte bound)"

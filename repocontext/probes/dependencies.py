@@ -23,7 +23,13 @@ from typing import Any
 from repocontext import parallel
 from repocontext.deps import locks
 from repocontext.deps.common import Include, Issue, Parsed
-from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment
+from repocontext.deps.files import (
+    CONDA_GLOBS,
+    REQUIREMENTS_GLOBS,
+    is_conda_environment,
+    manifest_bound,
+    skipped_note,
+)
 from repocontext.deps.requirements import include_closure, parse_requirements
 from repocontext.model import Dependency
 from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput, Started, take_started
@@ -71,12 +77,13 @@ class DependenciesProbe(Probe):
     def extra_fingerprint(self, ctx: ProbeContext) -> str:
         """Files reached only through includes are not in `inputs`; their hashes count too."""
         by_name = _grouped(ctx)
-        texts = {p: ctx.read_text(p) for name, _ in _POINTERS for p in by_name.get(name, [])}
+        read = _Bounded(ctx, Parsed())
+        texts = {p: read(p) for name, _ in _POINTERS for p in by_name.get(name, [])}
         pointed = _parse_pointers(by_name, texts)
         roots = _globbed(ctx)
         targets = {i.target for i in pointed.includes}
-        digest = hashlib.sha256()
-        for path in sorted(set(include_closure(sorted(set(roots) | targets), ctx.read_text)) | targets):
+        digest = hashlib.sha256(f"bound\0{read.bound}\0".encode())  # another bound, another answer
+        for path in sorted(set(include_closure(sorted(set(roots) | targets), read)) | targets):
             record = ctx.record(path)
             digest.update(f"{path}\0{record.sha if record else '-'}\0".encode())
         return digest.hexdigest()
@@ -111,12 +118,14 @@ class DependenciesProbe(Probe):
         """Every manifest and requirement file parsed; the lockfiles are left to `_lock`."""
         by_name = _grouped(ctx)
         result = Parsed()
-        texts = {p: self._read(ctx, p, result) for name, paths in by_name.items() if name not in locks.LOCKS
-                 for p in paths}
+        read = _Bounded(ctx, result)
+        texts = {p: None if read.skip(p) else self._read(ctx, p, result) for name, paths in by_name.items()
+                 if name not in locks.LOCKS for p in paths}
         pointed = _parse_pointers(by_name, texts)
         result.extend(pointed)
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
-        result.extend(parse_requirements(roots, ctx.read_text, constraint_roots))
+        result.extend(parse_requirements(roots, read, constraint_roots))
+        read.settle()
         manifests = {
             "pyproject.toml": self._manifests(by_name.get("pyproject.toml", []), texts, result,
                                               "pyproject:parse_pyproject"),
@@ -159,6 +168,35 @@ class DependenciesProbe(Probe):
             result.extend(parsed)
             found[locks.directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
         return found
+
+
+class _Bounded:
+    """`ctx.read_text` for manifests and requirement files, but one over the manifest bound is not read: a
+    note says so, once per file (the parse of a 2 MB requirement file, and what its pins set off, cost more
+    than the rest of a gather)."""
+
+    UNREADABLE = "file unreadable (binary, too big or secret-looking)"  # parse_requirements' own note
+
+    def __init__(self, ctx: ProbeContext, result: Parsed) -> None:
+        self.ctx, self.result, self.bound = ctx, result, manifest_bound()
+        self.skipped: set[str] = set()
+
+    def skip(self, path: str) -> bool:
+        record = self.ctx.record(path)
+        if record is None or record.size <= self.bound:
+            return False
+        if path not in self.skipped:
+            self.skipped.add(path)
+            self.result.issues.append(Issue(skipped_note(path, record.size, self.bound), path, None, "warning"))
+        return True
+
+    def __call__(self, path: str) -> str | None:
+        return None if self.skip(path) else self.ctx.read_text(path)
+
+    def settle(self) -> None:
+        """Drop the parsers' "unreadable" notes for skipped files: the skip note says why."""
+        self.result.issues = [i for i in self.result.issues
+                              if not (i.file in self.skipped and i.message == self.UNREADABLE)]
 
 
 def _grouped(ctx: ProbeContext) -> dict[str, list[str]]:
