@@ -157,3 +157,15 @@ def test_apply_in_a_subfolder_of_the_repository_checks_its_paths(make_repo: Call
     with pytest.raises(PlannerError, match=r"lib/evil\.py is a symbolic link"):
         apply_patch(top / "svc", _patch_for("lib/evil.py"), "planner/x", "message")
     assert committed_links(top / "svc", ["lib/ok.py"]) == {}
+
+
+@pytest.mark.xfail(strict=True, reason="planner/recipes/command.py copies the repository with its links "
+                                       "(copytree symlinks=True); unsandboxed, ruff writes through them")
+def test_pyupgrade_without_the_sandbox_never_writes_through_a_committed_link(linked_repo: Path, outside: Path,
+                                                                             home: Path) -> None:
+    if shutil.which("ruff") is None:
+        pytest.skip("ruff is not installed")
+    before = outside.read_bytes()
+    done = run_cli("dispatch", "pyupgrade", "--repo", str(linked_repo), "--no-sandbox", "--json")
+    assert done.returncode == 0, done.stderr
+    assert outside.read_bytes() == before
