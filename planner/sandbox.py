@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -270,9 +270,11 @@ def run(step: Step) -> Done:
             proc.wait(timeout=step.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # bwrap, and with it its PID namespace
-            proc.wait()
+        finally:  # a timeout, or Ctrl-C reaching the planner: nothing the step started goes on
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # bwrap, and with it its PID namespace
+                proc.wait()
         output = _tail(sink)
     seconds = round(time.monotonic() - started, 3)
     return Done(None if timed_out else proc.returncode, output, seconds, timed_out, isolation())
@@ -337,6 +339,26 @@ def sweep() -> list[Path]:
                 remove(entry)
                 removed.append(entry)
     return removed
+
+
+def copy_tree(repo: Path, dest: Path, ignore: Callable[[str, list[str]], Iterable[str]] | None = None) -> Path:
+    """Copy `repo` for a step: a symlink is kept only when it is relative and stays inside the copy; any other
+    (absolute, or climbing out) is left out, so no program, sandboxed or not, writes through it."""
+    root = repo.resolve()
+
+    def links_out(folder: str, names: list[str]) -> set[str]:
+        skipped = set(ignore(folder, names)) if ignore else set()
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                target = os.readlink(path)
+                resolved = Path(os.path.normpath(os.path.join(folder, target)))
+                if os.path.isabs(target) or not resolved.is_relative_to(root):
+                    skipped.add(name)
+        return skipped
+
+    shutil.copytree(root, dest, symlinks=True, ignore=links_out)
+    return dest
 
 
 @contextlib.contextmanager

@@ -76,23 +76,28 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over_on_resume(make_rep
 
 def test_ctrl_c_names_the_run_to_resume(make_repo: Callable[..., Path], home: Path,
                                         tmp_path: Path) -> None:
-    started = tmp_path / "started"
-    # a verify command that waits: the run is inside a node (after checkpoints) when Ctrl-C arrives
-    repo = make_repo({**FILES, "Makefile": f"test:\n\ttouch {started} && sleep 30\n"})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    # a verify command that waits: the run is inside a node (after checkpoints) when Ctrl-C arrives; the marker
+    # is written in the sandboxed copy, the only place the command can write
+    repo = make_repo({**FILES, "Makefile": "test:\n\ttouch started && sleep 30\n"})
     proc = subprocess.Popen([sys.executable, "-m", "planner", "dispatch", "vulnerability-remediation", "--repo",
                              str(repo), "--advisories", ADVISORIES, "--verify", "--json"],
-                            env={**os.environ, "PLANNER_DAEMON": "off"},
+                            env={**os.environ, "PLANNER_DAEMON": "off", "TMPDIR": str(temp)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+    copies = temp / f"tccm-planner-{os.getuid()}"
+    while not list(copies.glob("verify-*/repo/started")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert started.exists(), proc.communicate()[1]
+    assert list(copies.glob("verify-*/repo/started")), proc.communicate()[1]
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     run_id = json.loads(out)["run_id"]
     assert f"interrupted: resume with `planner runs resume {run_id}`" in err
     assert RunStore(home).get(run_id)["status"] == "interrupted"
+    assert subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True).returncode == 1  # stopped with it
+    assert list(copies.iterdir()) == []  # and its copy removed
 
 
 def test_runs_made_in_one_second_are_listed_in_creation_order(home: Path) -> None:

@@ -159,8 +159,6 @@ def test_apply_in_a_subfolder_of_the_repository_checks_its_paths(make_repo: Call
     assert committed_links(top / "svc", ["lib/ok.py"]) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="planner/recipes/command.py copies the repository with its links "
-                                       "(copytree symlinks=True); unsandboxed, ruff writes through them")
 def test_pyupgrade_without_the_sandbox_never_writes_through_a_committed_link(linked_repo: Path, outside: Path,
                                                                              home: Path) -> None:
     if shutil.which("ruff") is None:

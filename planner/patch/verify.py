@@ -46,7 +46,7 @@ def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeo
         return {**result, "output_tail": str(exc), "refused": True}
     with sandbox.workspace("verify") as scratch:
         copy = scratch / "repo"
-        shutil.copytree(repo, copy, symlinks=True, ignore=IGNORED)
+        sandbox.copy_tree(repo, copy, IGNORED)
         try:
             for rel, text in files.items():
                 _write(copy, rel, text)

@@ -48,7 +48,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def _copy(repo: Path, copy: Path, edited: Mapping[str, str]) -> None:
-    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    sandbox.copy_tree(repo, copy, shutil.ignore_patterns(".git"))
     for path, text in edited.items():
         target = copy / path
         if target.is_file() and not target.is_symlink():  # never write through a link the repository holds
