@@ -4,6 +4,11 @@ The hooks never block or fail the git command: the gather runs detached in the
 background and logs to PLANNER_HOME/logs/hooks.log. A hook already in place is
 kept and chained (moved aside to `<hook>.pre-tccm` and run first, with the
 same arguments and standard input); uninstall puts it back.
+
+The gather runs the installed `planner` script by its absolute path, from `/`,
+with the repository as an argument: never `python -m planner` from inside the
+repository, where a committed `planner/__main__.py` would be the code that runs
+on the next `git pull`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +41,18 @@ def hooks_dir(repo: Path) -> Path:
     return path if path.is_absolute() else (repo / path).resolve()
 
 
-def _script(hook: str, repo: Path, python: str, env: dict[str, str]) -> str:
+def planner_command(python: str = sys.executable) -> list[str]:
+    """How a hook starts the planner: the `planner` script installed beside the interpreter (its import path
+    is the installation's, not the current folder's), else that interpreter isolated (`-I`: neither the
+    current folder nor PYTHON* variables nor the user's site-packages are on its import path)."""
+    interpreter = Path(python).absolute()  # not resolved: a virtualenv's python is a link out of it
+    script = interpreter.parent / "planner"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [str(interpreter), "-I", "-m", "planner"]
+
+
+def _script(hook: str, repo: Path, command: list[str], env: dict[str, str]) -> str:
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
     home = shlex.quote(env["PLANNER_HOME"])
     chained = f'"$(dirname "$0")/{hook}{CHAINED_SUFFIX}"'
@@ -47,11 +64,12 @@ def _script(hook: str, repo: Path, python: str, env: dict[str, str]) -> str:
 if [ -x {chained} ]; then
   {feed}{chained} "$@" || status=$?
 fi
-{exports}mkdir -p {home}/logs 2>/dev/null
+{exports}umask 077
+mkdir -p {home}/logs 2>/dev/null
 (
-  cd {shlex.quote(str(repo))} || exit 0
+  cd / || exit 0
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) {hook}: gather start" >> {home}/logs/hooks.log
-  nohup {shlex.quote(python)} -m planner gather {shlex.quote(str(repo))} >> {home}/logs/hooks.log 2>&1 < /dev/null
+  nohup {shlex.join(command)} gather {shlex.quote(str(repo))} >> {home}/logs/hooks.log 2>&1 < /dev/null
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) {hook}: gather exit $?" >> {home}/logs/hooks.log
 ) > /dev/null 2>&1 < /dev/null &
 exit $status
@@ -64,7 +82,8 @@ class HookChange:
     action: str  # "installed", "chained", "updated", "removed", "restored", "absent"
 
 
-def install(repo: Path, home: Path, python: str, extra_env: dict[str, str] | None = None) -> list[HookChange]:
+def install(repo: Path, home: Path, command: list[str], extra_env: dict[str, str] | None = None) -> list[HookChange]:
+    """Install the hooks; `command` starts the planner (planner_command())."""
     directory = hooks_dir(repo)
     directory.mkdir(parents=True, exist_ok=True)
     env = {"PLANNER_HOME": str(home.resolve()), **(extra_env or {})}
@@ -80,7 +99,7 @@ def install(repo: Path, home: Path, python: str, extra_env: dict[str, str] | Non
             action = "chained"
         elif path.exists():
             action = "updated"
-        path.write_text(_script(hook, repo.resolve(), python, env))
+        path.write_text(_script(hook, repo.resolve(), command, env))
         path.chmod(0o777 & ~user_umask())  # an executable as the user's own umask makes it, not the planner's
         changes.append(HookChange(hook, action))
     return changes

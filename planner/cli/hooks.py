@@ -27,7 +27,7 @@ def install_command(repo: RepoArg) -> None:
     root = service.repo_root(repo)
     env = {k: os.environ[k] for k in PASSED_ENV if os.environ.get(k)}
     try:
-        changes = hooks.install(root, Settings.from_env().home, sys.executable, env)
+        changes = hooks.install(root, Settings.from_env().home, hooks.planner_command(sys.executable), env)
     except (hooks.HookError, OSError) as exc:
         raise PlannerError(f"cannot install hooks in {root}: {exc}") from None
     for change in changes:

@@ -10,6 +10,12 @@ MODE_ENV = "PLANNER_DAEMON"  # "off": never use one; "auto": start one when none
 DIR_ENV = "PLANNER_DAEMON_DIR"
 IN_PROCESS = frozenset({"daemon", "worker", "ui"})  # servers and the daemon's own commands stay in-process
 PACKAGES = ("planner", "repocontext", "subgraphs")
+# The limits a forwarded command runs under: the client's, where they are lower than the daemon's.
+RLIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_DATA")
+NAMESPACES = ("net", "user", "mnt", "pid", "ipc", "uts", "cgroup")
+# From /proc/self/status: the rest of what bounds a process's rights (credentials, capabilities, seccomp).
+STATUS_FIELDS = frozenset({"Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                           "Seccomp", "Seccomp_filters"})
 
 
 def project_root() -> str:
@@ -52,3 +58,40 @@ def code_stamp() -> str:
         except OSError:
             digest.update(f"{entry}\0-\n".encode())
     return digest.hexdigest()
+
+
+def rlimits() -> dict[str, list[int]]:
+    """This process's soft and hard limits (RLIMITS), as the daemon's child lowers its own to them."""
+    import resource  # here: only a forwarded command needs it
+
+    return {name: list(resource.getrlimit(getattr(resource, name))) for name in RLIMITS}
+
+
+def confinement() -> dict[str, str]:
+    """What confines this process besides its rlimits: its namespaces, credentials, capabilities, seccomp mode
+    and security label. A command is run by the daemon only where all of these are the daemon's own: a
+    client in a sandbox (`unshare -rn`, a container, dropped capabilities) must not escape it through a
+    daemon started outside."""
+    found: dict[str, str] = {}
+    for name in NAMESPACES:
+        try:
+            found[f"ns:{name}"] = os.readlink(f"/proc/self/ns/{name}")
+        except OSError:
+            found[f"ns:{name}"] = "-"
+    found.update(_proc_fields("/proc/self/status"))
+    try:
+        with open("/proc/self/attr/current", "rb") as label:  # AppArmor's or SELinux's, where there is one
+            found["lsm"] = label.read().decode(errors="replace").strip("\0\n ")
+    except OSError:
+        found["lsm"] = "-"
+    return found
+
+
+def _proc_fields(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as status:
+            lines = status.read().splitlines()
+    except OSError:
+        return {"status": "-"}
+    pairs = (line.partition(":") for line in lines)
+    return {key: " ".join(value.split()) for key, _, value in pairs if key in STATUS_FIELDS}

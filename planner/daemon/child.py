@@ -1,21 +1,30 @@
 """One forwarded command, in a child forked by the daemon: it becomes the client's process in all that
-the command can see (streams, terminal, environment, working directory, argv), runs the CLI, and reports
-the exit status."""
+the command can see (streams, terminal, environment, working directory, argv), takes on the client's
+rlimits where they are lower than its own, runs the CLI, and reports the exit status."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
 import os
+import resource
 import socket
 import sys
 import traceback
 from typing import Any, NoReturn
 
+from planner.daemon.address import RLIMITS
+
 
 def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -> NoReturn:
     code = 70
     conn.settimeout(None)  # the command may take as long as it takes
+    try:
+        lower_limits(header["limits"])
+    except (KeyError, TypeError, ValueError, OSError):  # never run it with more room than the client has
+        with contextlib.suppress(OSError):
+            conn.sendall(b"elsewhere\n")  # the client runs it itself
+        os._exit(0)
     try:
         _become(fds, header)
         conn.sendall(f"pid {os.getpid()}\n".encode())
@@ -39,6 +48,28 @@ def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -
             conn.sendall(f"exit {code}\n".encode())
         finally:
             os._exit(0)
+
+
+def lower_limits(wanted: dict[str, list[int]]) -> None:
+    """Lower this process's soft and hard limits to the client's where those are lower (every one of
+    RLIMITS must be given); ValueError or OSError where one cannot be set."""
+    for name in RLIMITS:
+        which = getattr(resource, name)
+        soft, hard = (int(value) for value in wanted[name])
+        own_soft, own_hard = resource.getrlimit(which)
+        new_hard = _lower(own_hard, hard)
+        new_soft = _lower(_lower(own_soft, soft), new_hard)
+        if (new_soft, new_hard) != (own_soft, own_hard):
+            resource.setrlimit(which, (new_soft, new_hard))
+
+
+def _lower(a: int, b: int) -> int:
+    """The lower of two limits, RLIM_INFINITY being the highest."""
+    if a == resource.RLIM_INFINITY:
+        return b
+    if b == resource.RLIM_INFINITY:
+        return a
+    return min(a, b)
 
 
 def _become(fds: list[int], header: dict[str, Any]) -> None:

@@ -2,8 +2,10 @@
 
 Standard library only, so a forwarded command costs Python's start-up and little more. The wire protocol
 (one connection per command): the client sends an 8-byte length with its stdin/stdout/stderr descriptors
-attached, then that many bytes of JSON (argv, env, cwd); the server answers lines: `stale` (run it
-yourself), or `pid N` and, when the command is done, `exit CODE`.
+attached, then that many bytes of JSON (argv, env, cwd, rlimits, confinement); the server answers lines:
+`stale` (its code changed: run it yourself), `elsewhere` (this client is confined otherwise than the daemon,
+or its limits could not be applied: run it yourself), or `pid N` and, when the command is done, `exit CODE`.
+Nothing is sent to a socket that is not surely the user's own daemon (see `untrusted`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from planner.daemon.address import IN_PROCESS, MODE_ENV, project_root, socket_path
+from planner.daemon.address import IN_PROCESS, MODE_ENV, confinement, project_root, rlimits, socket_path
 from repocontext.home import make_private
 
 if TYPE_CHECKING:
@@ -81,17 +83,49 @@ def forward(argv: list[str]) -> int | None:
     mode = os.environ.get(MODE_ENV, "").strip().lower()
     if mode == "off" or (argv and argv[0] in IN_PROCESS):
         return None
+    if plugins_wanted():
+        return None  # the daemon has pydantic's plugins stood in for: the user's own load only here
     sock = connect()
     if sock is None:
         if mode == "auto":
             start_in_background()
         return None
     with sock:
+        why = untrusted(sock, socket_path())
+        if why:
+            sys.stderr.write(f"warning: not using the planner daemon: {why}; nothing was sent to it, the command "
+                             "runs here\n")
+            return None
+        header: dict[str, Any] = {"argv": argv, "prog": _prog_name(), "env": dict(os.environ), "cwd": os.getcwd(),
+                  "limits": rlimits(), "confinement": confinement()}
         try:
-            send(sock, {"argv": argv, "prog": _prog_name(), "env": dict(os.environ), "cwd": os.getcwd()}, [0, 1, 2])
+            send(sock, header, [0, 1, 2])
         except OSError:  # e.g. a closed stdin: nothing to pass, so run here
             return None
         return _follow(sock)
+
+
+def untrusted(sock: socket.socket, path: str) -> str | None:
+    """Why the listener on `path` may not be this user's own daemon (None: it is). The command's environment
+    (tokens, keys) goes to it, so its folder and socket file must be the user's and writable by no one else
+    (no one could have put another socket there), and the process listening must run as the user."""
+    import socket
+
+    uid = os.getuid()
+    for what, target in (("folder", os.path.dirname(path)), ("socket", path)):
+        try:
+            info = os.stat(target)
+        except OSError as exc:
+            return f"cannot check its {what} {target} ({exc.strerror})"
+        if info.st_uid != uid:
+            return f"its {what} {target} belongs to uid {info.st_uid}, not {uid}"
+        if info.st_mode & 0o022:
+            return f"its {what} {target} is writable by others (mode {info.st_mode & 0o777:o})"
+    size = struct.calcsize("3i")
+    _pid, peer, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size))
+    if peer != uid:
+        return f"the process listening on {path} runs as uid {peer}, not {uid}"
+    return None
 
 
 def _prog_name() -> str:
@@ -127,7 +161,7 @@ def _follow(sock: socket.socket) -> int | None:
 def _await(sock: socket.socket, child: list[int], pending: list[int]) -> int | None:
     for line in lines(sock):
         kind, _, value = line.partition(" ")
-        if kind == "stale" and not child:
+        if kind in ("stale", "elsewhere") and not child:
             return None
         if kind == "pid":
             child.append(int(value))
@@ -156,16 +190,23 @@ def start_in_background(idle: float | None = None) -> None:
 
 
 PLUGIN_LOADER = "pydantic.plugin._loader"
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 
 
-def without_pydantic_plugins() -> None:
+def plugins_wanted() -> bool:
+    """Whether the user set PYDANTIC_DISABLE_PLUGINS to a value that leaves some plugin enabled (even empty)."""
+    value = os.environ.get(PLUGINS_ENV)
+    return value is not None and value not in ("__all__", "1", "true")
+
+
+def without_pydantic_plugins(always: bool = False) -> None:
     """pydantic looks for plugins in every installed distribution's entry points, and its loader imports
     importlib.metadata even when they are disabled (~15 ms, and the scan 10-30 ms more, of a bare command).
-    No plugin observes the planner's models: PYDANTIC_DISABLE_PLUGINS defaults to `__all__` (a value the user
-    set, even empty to load them, is kept), and while it disables them all, a stand-in loader answers what
-    pydantic's would: no plugins."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and PLUGIN_LOADER not in sys.modules:
+    No plugin observes the planner's models: unless the user asked for plugins (plugins_wanted), a stand-in
+    loader answers what pydantic's does when they are all disabled: none. Only this process is affected:
+    nothing is put in the environment, which every program the planner starts (a user's own test command,
+    git) would inherit. `always`: the daemon's, whose children serve only clients that want none."""
+    if (always or not plugins_wanted()) and PLUGIN_LOADER not in sys.modules:
         stand_in = ModuleType(PLUGIN_LOADER)
         stand_in.get_plugins = tuple  # type: ignore[attr-defined]  # () : pydantic's answer when disabled
         sys.modules[PLUGIN_LOADER] = stand_in
