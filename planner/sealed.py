@@ -3,7 +3,7 @@
 A sealed file is a 32-byte tag (what the payload was made from: a source file's SHA-256, the interpreter),
 the payload's SHA-256, then the payload. It is read back only when this user owns it, no one else can write
 it, and both digests match: a truncated, corrupted, foreign or stale file is made again, never trusted.
-Standard library only: the code cache (planner/codecache.py) reads one before anything else is imported.
+Standard library only: the tokenizer cache (planner/tokens.py) reads one early in a count.
 """
 
 import hashlib

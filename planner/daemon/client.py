@@ -215,11 +215,6 @@ def without_pydantic_plugins(always: bool = False) -> None:
 def run_here() -> int:
     """The command in this process; its exit status."""
     without_pydantic_plugins()
-    from planner import codecache
-    from planner.cli.table import COMMANDS
-
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
-    codecache.install(command if command in COMMANDS else "planner")  # a typo makes no file of its own
     if sys.argv[1:2] == ["gather"]:
         # No cyclic GC in this short-lived process: collections would walk the heap the imports build again
         # and again (~10-15 ms), and the gather itself pauses the collector anyway (parallel.gc_paused).
