@@ -19,6 +19,7 @@ from repocontext.model import Denied, Diagnostic, FileRecord, Meta, ProbeRun, Re
 from repocontext.paths import repo_id
 from repocontext.probe import PerFileProbe, Probe, ProbeContext
 from repocontext.probes import ALL_PROBES
+from repocontext.secrets import RULES_DIGEST
 from repocontext.sections import validate as validate_section
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
@@ -89,7 +90,7 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
     total = len(probes) + 1
     if progress:
         progress("files", 0, total)
-    previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])}
+    previous_files = {f["path"]: f["sha"] for f in (previous or {}).get("files", [])} if same_rules(previous) else {}
     index, files, denied = scan_tree(root, previous_files, workers=workers)
     # Probes see plain JSON upstream; the model gets the records themselves (see _assemble).
     data: dict[str, Any] = {
@@ -195,7 +196,15 @@ def carry(probe: Probe, previous: Mapping[str, Any], data: dict[str, Any]) -> li
 
 def snapshot_meta(root: Path, index: FileIndex, runs: dict[str, ProbeRun]) -> Meta:
     return Meta(repo_id=repo_id(root), root=str(root), commit=index.commit, dirty=index.dirty,
-                gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs)
+                gathered_at=datetime.now(UTC).isoformat(timespec="seconds"), probes=runs,
+                secret_rules=RULES_DIGEST)
+
+
+def same_rules(previous: Mapping[str, Any] | None) -> bool:
+    """Whether `previous` (a snapshot's JSON) was scanned with the secret rules in force now: its clean and
+    denied verdicts are reusable only then."""
+    meta = (previous or {}).get("meta")
+    return isinstance(meta, Mapping) and meta.get("secret_rules") == RULES_DIGEST
 
 
 def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], diagnostics: list[Diagnostic],

@@ -75,6 +75,7 @@ class Meta(_Model):
     gathered_at: str = ""
     schema_version: int = SCHEMA_VERSION
     probes: dict[str, ProbeRun] = Field(default_factory=_dict)
+    secret_rules: str = ""  # the rules' digest the files were scanned with: other rules, nothing reused
 
 
 class FileRecord(_Model):

@@ -26,6 +26,7 @@ from repocontext.gather import (
     previous_diagnostics,
     probe_run,
     run_probe,
+    same_rules,
     scan_tree,
     set_path,
     snapshot_meta,
@@ -69,6 +70,8 @@ def regather(root: Path, previous: LazyContext, cache: ProbeCache, options: Mapp
     meta = previous["meta"]
     if not isinstance(meta, Mapping) or meta.get("schema_version") != SCHEMA_VERSION:
         return None  # a snapshot of another model version: its parts cannot be carried over
+    if not same_rules({"meta": meta}):
+        return None  # scanned under other secret rules: every file is read again
     known = _records(previous["files"])
     total = len(probes) + 1
     if progress:

@@ -21,7 +21,7 @@ from repocontext import git
 from repocontext.globs import PathIndex
 from repocontext.index import build_index
 from repocontext.lazyjson import Columns
-from repocontext.secrets import content_rule, path_rule, redact
+from repocontext.secrets import RULES_DIGEST, content_rule, path_rule, redact
 from repocontext.store import RepoContextStore
 
 MAX_FILE_BYTES = 4_000_000
@@ -54,12 +54,13 @@ class RepoView:
         return "bootstrap" if self.context is None else "repocontext"
 
     def freshness(self) -> Freshness:
-        """fresh: gathered at HEAD; stale: HEAD moved since; dirty: gathered with uncommitted changes."""
+        """fresh: gathered at HEAD; stale: HEAD moved since, or the secret rules changed (what was read and
+        denied was decided by the old ones); dirty: gathered with uncommitted changes."""
         if self.context is None:
             return "none"
         meta = self.context.get("meta", {})
         commit = meta.get("commit")
-        if commit is not None and commit != git.head(self.root):
+        if (commit is not None and commit != git.head(self.root)) or meta.get("secret_rules") != RULES_DIGEST:
             return "stale"
         return "dirty" if meta.get("dirty") else "fresh"
 
