@@ -50,7 +50,8 @@ def test_a_child_overrides_adds_and_removes_states(home: Path, parent: Callable[
     assert tccm.flow.states["triage"].default == "note"
 
     repo = make_repo(FILES)
-    state = dispatch(Settings.from_env(), "quick-fixer", repo, {}, {"verify": True}, fake_planner(plan("widget")), "fake:planner")
+    state = dispatch(Settings.from_env(), "quick-fixer", repo, {}, {"verify": True}, fake_planner(plan("widget")),
+                     "fake:planner")
     assert state["status"] == "succeeded", state.get("error")
     assert [(s["stage"], s["outcome"]) for s in state["stages"] if s["stage"].startswith("flow:")] == [
         ("flow:triage", "routed"), ("flow:note", "marked"), ("flow:propose", "planned"), ("flow:test", "passed"),

@@ -216,7 +216,8 @@ def test_a_side_effect_only_an_input_allows_is_refused_without_it(home: Path, tc
     tccm_dir({"readme-fixer": fixer})
     assert run_cli("task-classes", "validate").returncode == ExitCode.OK  # some run may take it
     repo = make_repo(FIXER_FILES)
-    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, fake_planner(plan("widget")), "fake:planner")
+    state = dispatch(Settings.from_env(), "readme-fixer", repo, {}, SIDE_EFFECTS, fake_planner(plan("widget")),
+                     "fake:planner")
     assert state["status"] == "blocked" and not state.get("patch") and state["llm_calls"] == []
     assert _flow(state) == [("flow:triage", "routed"), ("flow:baseline", "refused")]
     [blocker] = state["outcomes"][0]["blockers"]

@@ -28,7 +28,8 @@ def show(kind, data):
     if kind in ("run", "verify"):
         print(kind, data.get("run_id", ""), flush=True, file=sys.stderr)
 
-dispatch(Settings.from_env(), "readme-fixer", Path({repo!r}), {{}}, {{"verify": True}}, fake_planner({plan!r}), "fake:planner", show)
+dispatch(Settings.from_env(), "readme-fixer", Path({repo!r}), {{}}, {{"verify": True}}, fake_planner({plan!r}),
+         "fake:planner", show)
 """
 
 
