@@ -98,7 +98,8 @@ def test_without_regenerate_the_item_needs_regeneration(home: Path, make_repo: C
     assert result["blockers"][0]["message"].startswith("the manifest it locks was edited and it locks lodash 4.17.20")
     assert "diff --git a/web/package.json" in state["patch"] and "package-lock.json" not in state["patch"]
     assert ("- `web/package-lock.json`: NOT regenerated (not run): pass --regenerate to run it (sandboxed in a "
-            "throwaway copy, registry network only). Command: `cd web && npm install --package-lock-only`") in state["report"]
+            "throwaway copy, registry network only). Command: `cd web && npm install --package-lock-only`"
+            ) in state["report"]
     assert "(lockfiles need regeneration)" in state["report"]
 
 
