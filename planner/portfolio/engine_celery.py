@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from planner.portfolio.broker import BrokerDown
@@ -140,7 +141,7 @@ class CeleryEngine:
         for job in jobs:
             task_id = (reattach or {}).get(job.key)
             if task_id is None:
-                task_id = self._io(lambda job=job: self.app.send_task(TASK, args=[job.model_dump(mode="json")])).id
+                task_id = self._io(partial(self.app.send_task, TASK, args=[job.model_dump(mode="json")])).id
                 on_start(job, task_id)
             waiting[task_id] = job
         self._collect(waiting, on_result)
@@ -152,7 +153,7 @@ class CeleryEngine:
         backend, found = self.app.backend, {}
         for start in range(0, len(task_ids), BATCH):
             batch = task_ids[start:start + BATCH]
-            values = self._io(lambda b=batch: backend.mget([backend.get_key_for_task(t) for t in b]))
+            values = self._io(partial(backend.mget, [backend.get_key_for_task(t) for t in batch]))
             for task_id, value in zip(batch, values, strict=True):
                 if value is not None:
                     meta = backend.decode_result(value)
@@ -169,7 +170,7 @@ class CeleryEngine:
                 else:
                     on_result(Result(repo=job.repo, key=job.key, commit=job.commit, status="error", exit_code=5,
                                      error=f"worker raised {meta.get('result')!r}"))
-                self._io(lambda t=task_id: self.app.backend.forget(t))  # recorded: the backend copy can go
+                self._io(partial(self.app.backend.forget, task_id))  # recorded: the backend copy can go
             if waiting:
                 time.sleep(POLL_S)
 

@@ -7,10 +7,10 @@ import socket
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from planner.config import Settings
-from planner.errors import PlannerError
+from planner.errors import ExitCode, PlannerError
 from planner.portfolio.model import Job, Result, Shipped
 
 ADVISORY_RECHECK_S = 30.0  # a worker re-checks its advisory sources for changes at most this often
@@ -74,6 +74,15 @@ def examples_of(home: Path, run_id: str) -> list[dict[str, Any]]:
     return [{"task_class": t, "fingerprint": f, "plan": p, "patch": patch} for t, f, p, patch in rows]
 
 
+class _Base(TypedDict):
+    """What every Result of one job starts from."""
+
+    repo: str
+    key: str
+    commit: str | None
+    worker: str
+
+
 def execute(job: Job, settings: Settings, shipping: bool) -> Result:
     """Dispatch the job's task class on its repository. `shipping`: the worker's PLANNER_HOME is not the
     coordinator's, so the run's records travel back in the result."""
@@ -82,7 +91,7 @@ def execute(job: Job, settings: Settings, shipping: bool) -> Result:
 
     hold_fingerprints(ADVISORY_RECHECK_S)
     started = time.monotonic()
-    base = {"repo": job.repo, "key": job.key, "commit": job.commit, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    base = _Base(repo=job.repo, key=job.key, commit=job.commit, worker=f"{socket.gethostname()}:{os.getpid()}")
     try:
         model = chat_model(settings.model) if settings.model else None
         state = dispatch(settings, job.task_class, Path(job.repo), job.inputs, options_for(job), model,
@@ -91,7 +100,7 @@ def execute(job: Job, settings: Settings, shipping: bool) -> Result:
         return Result(**base, status="error", exit_code=int(exc.exit_code), error=exc.message,
                       seconds=round(time.monotonic() - started, 3))
     status = str(state.get("status") or "failed")
-    return Result(**base, status=status, exit_code=int(state.get("exit_code") or EXIT.get(status, 5)),
+    return Result(**base, status=status, exit_code=int(state.get("exit_code") or EXIT.get(status, ExitCode.FAILED)),
                   run_id=state.get("run_id"), error=state.get("error"), patch=state.get("patch") or "",
                   report=state.get("report") or "", **summarize(state), seconds=round(time.monotonic() - started, 3),
                   shipped=ship(settings, state["run_id"]) if shipping and state.get("run_id") else None)

@@ -7,6 +7,7 @@ late result, never records twice.
 
 from __future__ import annotations
 
+import builtins
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,7 +88,8 @@ class PortfolioStore:
         return [{"id": pid, "task_class": json.loads(spec)["task_class"], "status": status, "created_at": created,
                  "repos": total, "done": done} for pid, spec, status, created, total, done in rows]
 
-    def entries(self, portfolio_id: str) -> list[Entry]:
+    # `list` in this class body is the method above
+    def entries(self, portfolio_id: str) -> builtins.list[Entry]:
         rows = self.db.execute(
             "SELECT repo, position, key, commit_id, status, task_id, attempts, result FROM portfolio_repos "
             "WHERE portfolio = ? ORDER BY position", (portfolio_id,))
