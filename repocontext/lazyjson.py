@@ -10,7 +10,7 @@ JSON to everyone else (Mapping / Sequence protocols, `plain()` for a copy,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 import orjson
 
@@ -24,7 +24,7 @@ class StoreError(RuntimeError):
 _NOT_CONTAINERS = frozenset({str, int, float, bool, type(None)})
 
 
-def is_list(value: Any) -> bool:
+def is_list(value: Any) -> TypeGuard[Sequence[Any]]:
     """A JSON array: a list or any other Sequence (a stored view) but a string. Plain types are checked
     first: the renderer asks this of every member it shows."""
     kind = type(value)
@@ -35,7 +35,7 @@ def is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, str | bytes)
 
 
-def is_map(value: Any) -> bool:
+def is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """A JSON object: a dict or any other Mapping (a stored view)."""
     kind = type(value)
     return kind is dict or (kind not in _NOT_CONTAINERS and isinstance(value, Mapping))

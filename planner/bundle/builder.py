@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from planner import tokens
 from planner.bundle import excerpt, files_of, keys, render
@@ -59,13 +59,30 @@ class _State:
     blocks: list[str] = field(default_factory=list)
 
 
+class _Base(TypedDict):
+    """The fields every BundleEntry of one TCCM entry shares."""
+
+    band: BandName
+    entry: int
+    selector: str
+    reason: str | None
+
+
+class _Ident(_Base):
+    """A file entry's fields, all but its fate."""
+
+    id: str
+    kind: Literal["file"]
+    target: str
+
+
 def _id(band: str, index: int, target: str) -> str:
     return f"{band}:{index}:{target}"
 
 
 def _expand(state: _State, band: BandName, index: int, entry: Entry) -> Iterator[_Item]:
     """The concrete items one TCCM entry selects, in a stable order."""
-    base = {"band": band, "entry": index, "selector": entry.selector, "reason": entry.reason}
+    base = _Base(band=band, entry=index, selector=entry.selector, reason=entry.reason)
     scoped = sorted(set(input_refs(entry.slice_key or "")) & state.per_item)
     if scoped:  # a run-level view: what one work item needs is in that item's own bundle
         names = ", ".join(f"${{inputs.{n}}}" for n in scoped)
@@ -96,16 +113,16 @@ def _expand(state: _State, band: BandName, index: int, entry: Entry) -> Iterator
                                     source="filesystem"))
 
 
-def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_Item]:
-    band, index = str(base["band"]), int(base["entry"])  # type: ignore[call-overload]
+def _expand_key(state: _State, base: _Base, key: str) -> Iterator[_Item]:
+    band, index = base["band"], base["entry"]
     if state.view.context is None:
-        yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="key", target=key,  # type: ignore[arg-type]
+        yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="key", target=key,
                                 status="missing", detail="no RepoContext for this repository (bootstrap mode)"))
         return
     hot = state.hot.get(key, state.inputs) if state.hot is not None else None
     if hot is not None:  # a pre-rendered slice: the same key, notes and body a resolve+render would give
         yield _Item(
-            BundleEntry(**base, id=_id(band, index, hot.key), kind="key", target=hot.key,  # type: ignore[arg-type]
+            BundleEntry(**base, id=_id(band, index, hot.key), kind="key", target=hot.key,
                         status="included", source="hot_view", detail="; ".join(hot.notes) or None),
             body=hot.body, value=hot.value, tokens=hot.tokens.get(_id(band, index, hot.key)),
         )
@@ -114,11 +131,11 @@ def _expand_key(state: _State, base: dict[str, object], key: str) -> Iterator[_I
     notes = "; ".join(resolved.notes) or None
     if not resolved.found:
         detail = "key not present in the RepoContext" + (f" ({notes})" if notes else "")
-        yield _Item(BundleEntry(**base, id=_id(band, index, resolved.key), kind="key",  # type: ignore[arg-type]
+        yield _Item(BundleEntry(**base, id=_id(band, index, resolved.key), kind="key",
                                 target=resolved.key, status="missing", detail=detail))
         return
     yield _Item(
-        BundleEntry(**base, id=_id(band, index, resolved.key), kind="key", target=resolved.key,  # type: ignore[arg-type]
+        BundleEntry(**base, id=_id(band, index, resolved.key), kind="key", target=resolved.key,
                     status="included", source="repocontext", detail=notes),
         body=None, value=resolved.value,
     )
@@ -134,8 +151,8 @@ def _slice_value(state: _State, key: str) -> tuple[str, Any, list[str], str]:
     return resolved.key, resolved.value if resolved.found else None, resolved.notes, "repocontext"
 
 
-def _expand_files_of(state: _State, base: dict[str, Any], key: str, context: int | None) -> Iterator[_Item]:
-    band, index = str(base["band"]), int(base["entry"])
+def _expand_files_of(state: _State, base: _Base, key: str, context: int | None) -> Iterator[_Item]:
+    band, index = base["band"], base["entry"]
     if state.view.context is None:
         yield _Item(BundleEntry(**base, id=_id(band, index, key), kind="selector", target=key, status="missing",
                                 detail="no RepoContext for this repository (bootstrap mode)"))
@@ -150,7 +167,7 @@ def _expand_files_of(state: _State, base: dict[str, Any], key: str, context: int
         return
     for item in named:
         detail = "; ".join([item.via(shown), *notes])
-        ident = {**base, "id": _id(band, index, item.path), "kind": "file", "target": item.path}
+        ident: _Ident = {**base, "id": _id(band, index, item.path), "kind": "file", "target": item.path}
         if item.path in state.view.denied:
             rule = state.view.denied[item.path]
             yield _Item(BundleEntry(**ident, status="denied", rule=rule,
@@ -194,6 +211,7 @@ def _materialise(state: _State, item: _Item) -> tuple[str, int] | None:
     if body is None:
         result = state.view.read(entry.target)
         if result.text is None:
+            assert result.status != "ok"  # a read without text is always denied or skipped
             entry.status, entry.detail, entry.rule, entry.source = result.status, result.detail, result.rule, "none"
             return None
         body = result.text
