@@ -30,7 +30,9 @@ SUMMARY_FIELDS = ("aliases",)  # answered from the manifest: alias lookups must 
 
 @cache
 def _field_json(model: type[BaseModel], field: str) -> TypeAdapter[Any]:
-    return TypeAdapter(model.model_fields[field].annotation)
+    annotation = model.model_fields[field].annotation
+    assert annotation is not None  # every field of a model declared with annotations has one
+    return TypeAdapter(annotation)
 
 
 def _chars(data: bytes) -> int:

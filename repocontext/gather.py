@@ -128,7 +128,7 @@ def _gather(root: Path, previous: Mapping[str, Any] | None, options: dict[str, s
             started.pending.cancel()
     if progress:
         progress("done", total, total)
-    indexed = {"files": (data["files"], files), "denied": (data["denied"], denied)}
+    indexed: dict[str, tuple[Any, list[Any]]] = {"files": (data["files"], files), "denied": (data["denied"], denied)}
     return _assemble(data, indexed, diagnostics, snapshot_meta(root, index, runs))
 
 
@@ -212,7 +212,7 @@ def _assemble(data: dict[str, Any], indexed: dict[str, tuple[Any, list[Any]]], d
     """The RepoContext, validating only the probe-made sections: the file index and denials (`indexed`:
     key → (the upstream JSON, the models)), diagnostics and meta are models already, so validating the
     whole snapshot again would only repeat work."""
-    kept = {key: models for key, (upstream, models) in indexed.items() if data.get(key) is upstream}
+    kept: dict[str, Any] = {key: models for key, (upstream, models) in indexed.items() if data.get(key) is upstream}
     # "meta" and "diagnostics" are always the gather's own; a probe that replaced "files" gets validated.
     sections = {key: value for key, value in data.items() if key not in (*kept, "meta", "diagnostics")}
     if not set(sections) <= set(RepoContext.model_fields):  # an undeclared section: fail as validation does

@@ -132,7 +132,7 @@ class LazyMember(Mapping[str, Any]):
     """
 
     def __init__(self, load: Callable[[], tuple[dict[str, Any], dict[str, ChunkedList], list[str]]],
-                 size: int, summary: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> None:
+                 size: int, summary: Mapping[str, Any], spec: Mapping[str, Any]) -> None:
         self.spec = spec  # its manifest entry, so a writer can keep the stored part as it is
         self._load = load
         self._size = size

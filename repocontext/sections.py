@@ -20,7 +20,9 @@ from repocontext.model import Dependency, RepoContext, sparse_dump
 
 @cache
 def adapter(section: str) -> TypeAdapter[Any]:
-    return TypeAdapter(RepoContext.model_fields[section].annotation)
+    annotation = RepoContext.model_fields[section].annotation
+    assert annotation is not None  # every field of a model declared with annotations has one
+    return TypeAdapter(annotation)
 
 
 def build_all() -> None:

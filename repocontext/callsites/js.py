@@ -13,6 +13,7 @@ counts), computed members (`x['a']`), re-assignment of bound names.
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 from repocontext.callsites import treesitter as ts
 from repocontext.callsites.common import FileScan, RawSite
@@ -124,6 +125,7 @@ def _call_bindings(call: ts.Node, spec: str) -> tuple[str, list[_Binding]]:
     """
     node, qualified = call, spec
     settled = ts.text(call.child_by_field_name("function")) == "require"
+    parent: ts.Node | None
     while node.parent is not None:
         parent = node.parent
         if settled and parent.type == "member_expression" and parent.child_by_field_name("object") == node:
@@ -226,7 +228,7 @@ def _word_match(word: bytes, node: ts.Node, parent: ts.Node, grammar: str) -> Ma
     return {"src": [source], "import": [parent]} if _is_string(source) else None
 
 
-def _is_string(node: ts.Node | None) -> bool:
+def _is_string(node: ts.Node | None) -> TypeGuard[ts.Node]:
     return node is not None and node.type == "string"
 
 

@@ -107,7 +107,9 @@ def parse_gomod(path: str, text: str, gosum: set[tuple[str, str]] | None) -> Par
             result.issues.append(Issue(f"required {module} {required} is excluded by an exclude directive",
                                        path, d.line, "info"))
         new = replace.get((module, required)) or replace.get((module, None))
-        version, source, used = required, None, (module, required)
+        version: str | None = required
+        source: str | None = None
+        used: tuple[str, str] | None = (module, required)
         if new is not None:
             version = new[1] if len(new) == 2 else None  # a local directory has no version
             source = f"{new[0]}@{new[1]}" if len(new) == 2 else new[0]

@@ -84,8 +84,9 @@ def _entry(key: str, meta: dict[str, Any], edges: dict[str, Any], major: int, li
 
 
 def _entries(data: dict[str, Any], lines: dict[KeyPath, int], major: int) -> dict[str, Entry]:
-    packages = data.get("packages") if isinstance(data.get("packages"), dict) else {}
-    snapshots = data.get("snapshots") if major >= 9 and isinstance(data.get("snapshots"), dict) else None
+    raw_packages, raw_snapshots = data.get("packages"), data.get("snapshots")
+    packages: dict[str, Any] = raw_packages if isinstance(raw_packages, dict) else {}
+    snapshots: dict[str, Any] | None = raw_snapshots if major >= 9 and isinstance(raw_snapshots, dict) else None
     nodes = snapshots if snapshots is not None else packages
     keys = set(nodes)
     entries: dict[str, Entry] = {}

@@ -59,7 +59,7 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
             parts.append(raw.strip("\\"))  # pip strips backslashes at both ends
             continue
         line = " " + raw if leading_comment else raw
-        first = start if parts else number
+        first = number if start is None else start  # start is set exactly while parts are held
         _keep(out, first, "".join([*parts, line]))
         start, parts = None, []
     if parts and start is not None:
@@ -196,8 +196,8 @@ def parse_requirements(roots: list[str], read: Reader, constraint_roots: Collect
         if path in files:
             continue
         text = read(path)
-        files[path] = parse_file(path, text) if text is not None else None
-        for include in files[path].includes if files[path] else ():
+        parsed = files[path] = parse_file(path, text) if text is not None else None
+        for include in parsed.includes if parsed else ():
             if include.target not in files and include.target not in pending:
                 pending.append(include.target)
     result = Parsed()
@@ -249,7 +249,7 @@ def _cycles(roots: list[str], files: dict[str, Parsed | None]) -> list[Issue]:
     """One diagnostic per include that closes a cycle, found by depth-first search from each root."""
     issues: list[Issue] = []
     done: set[str] = set()
-    reported: set[tuple[str, int]] = set()
+    reported: set[tuple[str, int | None]] = set()
 
     def visit(path: str, stack: list[str]) -> None:
         parsed = files.get(path)

@@ -15,6 +15,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TypedDict
 
 from repocontext.dockerfile.words import unquote
 from repocontext.model import Dockerfile, Instruction, Stage
@@ -32,6 +33,14 @@ class Copied:
     inline: str | None = None  # heredoc body
     image_path: str | None = None  # path in another stage or image (COPY --from)
     explicit: bool = False  # named directly, not through a directory or wildcard
+
+
+class _Where(TypedDict):
+    """The instruction a Copied comes from."""
+
+    line: int
+    stage: int
+    keyword: str
 
 
 def chain(dockerfile: Dockerfile) -> list[Stage]:
@@ -169,7 +178,7 @@ def copied_files(dockerfile: Dockerfile, path: str, files: Sequence[str] | Listi
         source_from = next((f.value for f in instruction.flags if f.name == "from"), None)
         heredocs = {f"<<{d.name}": d for d in instruction.heredocs}
         many = len(sources) > 1 or any(c in s for s in sources for c in _GLOB_CHARS)
-        common = {"line": instruction.line, "stage": stage.index, "keyword": instruction.keyword}
+        common = _Where(line=instruction.line, stage=stage.index, keyword=instruction.keyword)
         for source in sources:
             doc = heredocs.get(source.replace("<<-", "<<").replace('"', "").replace("'", ""))
             if doc is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from repocontext.dockerfile.words import extract_flags, parse_exec, split_words, unquote
 from repocontext.lines import split_lines
@@ -101,7 +102,7 @@ class _Lexer:
             body = body.lstrip("\ufeff")
         stripped = body.lstrip(BLANKS)
         if stripped.startswith("#") or not stripped.strip(BLANKS):
-            kind = "comment" if stripped.startswith("#") else "blank"
+            kind: Literal["comment", "blank"] = "comment" if stripped.startswith("#") else "blank"
             self.out.nodes.append(Trivia(line=i + 1, kind=kind, raw=self.lines[i]))
             return i + 1
         start = i

@@ -85,7 +85,7 @@ def evaluate(advisory: Advisory, ecosystem: str, name: str, version: str) -> Eva
     entries = entries_for(advisory, ecosystem, name)
     if not entries:
         return None
-    head = {"advisory_id": advisory.id, "ecosystem": ecosystem, "package": name, "version": version,
+    head: dict[str, Any] = {"advisory_id": advisory.id, "ecosystem": ecosystem, "package": name, "version": version,
             "severity": _severity(advisory, entries[0]).model_copy()}  # a copy: callers may edit results
     if advisory.withdrawn:
         note = f"{advisory.id} was withdrawn on {advisory.withdrawn}; skipped"

@@ -100,7 +100,9 @@ def _prune(folder: Path, keep: Path) -> None:
 
 def _fill(conn: sqlite3.Connection, db: AdvisoryDB) -> None:
     conn.executescript(_SCHEMA)
-    rows, packages, names = [], [], []
+    rows: list[tuple[str, str, bytes]] = []
+    packages: list[tuple[str, str, str]] = []
+    names: list[tuple[str, str]] = []
     for advisory in db:
         rows.append((advisory.id, db.source(advisory.id) or "", advisory.model_dump_json().encode()))
         names.extend((n, advisory.id) for n in lookup_names(advisory))

@@ -12,6 +12,7 @@ unaffected one overall. Pre-releases are only chosen when nothing final qualifie
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -117,18 +118,19 @@ def _hit(evaluation: Evaluation) -> AdvisoryHit:
     return AdvisoryHit(id=evaluation.advisory_id, intervals=intervals, fixed=evaluation.fixed)
 
 
-def _candidates(scheme: Scheme, evaluations: list[Evaluation], floor: object) -> list[str]:
-    """Named fixed versions above the installed one, ascending, one spelling per version."""
-    by_key: dict[object, str] = {}
+def _candidates(scheme: Scheme, evaluations: list[Evaluation], floor: Any) -> list[str]:
+    """Named fixed versions above the installed one, ascending, one spelling per version. `floor` and the keys
+    are sort_key()s: comparable within one scheme."""
+    by_key: dict[Any, str] = {}
     for evaluation in evaluations:
         for fixed in evaluation.all_fixed:
             try:
                 key = sort_key(scheme, fixed)
             except InvalidVersion:
                 continue
-            if key > floor:  # type: ignore[operator]
+            if key > floor:
                 by_key.setdefault(key, fixed)
-    return [by_key[k] for k in sorted(by_key)]  # type: ignore[type-var]
+    return [by_key[k] for k in sorted(by_key)]
 
 
 def _blocker(advisories: Sequence[Advisory], ecosystem: str, package: str, candidate: str) -> str | None:

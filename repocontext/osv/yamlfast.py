@@ -10,14 +10,17 @@ explicit tags fall back to a full safe loader with the same scalar rules.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml import events
 
 from repocontext import bounded
 
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # libyaml's CSafeLoader where it is built, else the pure-Python one: the same interface
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _KEEP_RESOLVERS = {"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"}
 _PLAIN_WORDS: dict[str, Any] = {
@@ -26,7 +29,7 @@ _PLAIN_WORDS: dict[str, Any] = {
 }
 
 
-class StringLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class StringLoader(_BaseLoader):
     """Safe loader that resolves only null and booleans; everything else stays a string."""
 
 

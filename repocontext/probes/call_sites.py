@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from functools import partial
 from itertools import pairwise
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
@@ -110,12 +111,17 @@ class RepoLayout:
 
 
 class Layout(Protocol):
-    """What grouping reads of a layout: RepoLayout (from all files) or LookupLayout (point lookups)."""
+    """What grouping reads of a layout: RepoLayout (from all files) or LookupLayout (point lookups). Read
+    only: so a layout's set or lookup satisfies Container."""
 
-    py_top: Container[str]
-    py_top_weak: Container[str]
-    npm_names: Container[str]
-    go_modules: dict[str, str]
+    @property
+    def py_top(self) -> Container[str]: ...
+    @property
+    def py_top_weak(self) -> Container[str]: ...
+    @property
+    def npm_names(self) -> Container[str]: ...
+    @property
+    def go_modules(self) -> dict[str, str]: ...
 
     def package_of(self, path: str) -> str | None: ...
 
@@ -293,7 +299,7 @@ class Grouper:
 
 # Content class → what loads its grammar and queries (CallSitesProbe.prepare).
 _GRAMMARS: dict[str, Callable[[], None]] = {
-    "go": go.warm, **{f"js:{name}": (lambda name=name: js.warm(name)) for name in ("javascript", "typescript", "tsx")},
+    "go": go.warm, **{f"js:{name}": partial(js.warm, name) for name in ("javascript", "typescript", "tsx")},
 }
 
 
@@ -321,7 +327,7 @@ class CallSitesProbe(PerFileProbe):
     def prepare(self, batch: Sequence[FileRecord]) -> None:
         """The tree-sitter grammars and fixed queries of the batch's languages (~10 ms a grammar), loaded
         before the workers fork."""
-        for grammar in sorted({self.content_class(record.path) for record in batch} & set(_GRAMMARS)):
+        for grammar in sorted(set(_GRAMMARS).intersection(self.content_class(record.path) for record in batch)):
             _GRAMMARS[grammar]()
 
     def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:

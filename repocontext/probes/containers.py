@@ -156,7 +156,7 @@ def _parsed(ctx: ProbeContext, record: FileRecord, slot: str) -> tuple[Dockerfil
     if key not in ctx.memo:
         found = _cached_parse(ctx, record, slot)
         ctx.memo[key] = _parse_now(ctx, record) if found is _MISSING else found
-    return ctx.memo[key]  # type: ignore[no-any-return]
+    return ctx.memo[key]
 
 
 _MISSING = object()
@@ -172,7 +172,7 @@ def _listing(ctx: ProbeContext) -> Listing:
 
     if "containers-listing" not in ctx.memo:
         ctx.memo["containers-listing"] = Listing(sorted(r.path for r in ctx.files))
-    return ctx.memo["containers-listing"]  # type: ignore[no-any-return]
+    return ctx.memo["containers-listing"]
 
 
 def _copied(ctx: ProbeContext, record: FileRecord, dockerfile: Dockerfile) -> list[Copied]:
@@ -183,7 +183,7 @@ def _copied(ctx: ProbeContext, record: FileRecord, dockerfile: Dockerfile) -> li
     key = f"containers-copied:{record.path}\0{record.sha}"
     if key not in ctx.memo:
         ctx.memo[key] = copied_files(dockerfile, record.path, _listing(ctx))
-    return ctx.memo[key]  # type: ignore[no-any-return]
+    return ctx.memo[key]
 
 
 def _cached_parse(ctx: ProbeContext, record: FileRecord, slot: str) -> Any:

@@ -78,7 +78,7 @@ class _Found:
                 formatters.add(tool)
             else:
                 linters.add(tool)
-        sources = {t.removesuffix("-format"): set() for t in self.tools}
+        sources: dict[str, set[str]] = {t.removesuffix("-format"): set() for t in self.tools}
         for tool, paths in self.tools.items():
             sources[tool.removesuffix("-format")].update(paths)
         return sorted(formatters), sorted(linters), {k: sorted(v) for k, v in sorted(sources.items())}

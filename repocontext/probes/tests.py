@@ -117,7 +117,8 @@ class TestsProbe(PerFileProbe):
         tests = _tests(results, layout)
         sites = _Sites(ctx.upstream.get("call_sites") or {}, {t.path for t in tests})
         _Targets(ctx, layout, sites).resolve(tests)
-        files, by_module = [], {}
+        files: list[dict[str, Any]] = []
+        by_module: dict[str, list[str]] = {}
         for test in tests:
             entry, groups = entry_of(test, sites)
             for key in groups:

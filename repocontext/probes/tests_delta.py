@@ -26,7 +26,7 @@ import sys
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeGuard
 
 from repocontext.callsites import go
 from repocontext.callsites.pathfacts import LookupLayout, PathFacts
@@ -53,7 +53,7 @@ class _PointSites:
 
     def _sites(self, path: str) -> list[tuple[str, Mapping[str, Any]]]:
         if path not in self._memo:
-            found = []
+            found: list[tuple[str, Mapping[str, Any]]] = []
             for key, sites in self.groups:
                 if sites[0]["file"] <= path <= sites[-1]["file"]:  # most groups are ruled out here
                     low = bisect_left(sites, path, key=_FILE)
@@ -211,7 +211,7 @@ def update_tests(ctx: ProbeContext, previous: Any, changes: Mapping[str, tuple[A
         return None
 
 
-def _is_sequence(value: Any) -> bool:
+def _is_sequence(value: Any) -> TypeGuard[Sequence[Any]]:
     return isinstance(value, Sequence) and not isinstance(value, str)
 
 
