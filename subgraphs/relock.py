@@ -78,7 +78,8 @@ def regenerate(repo: Path, plan: Plan, item: dict[str, Any], timeout: float, exe
     outcome: dict[str, Any] = {
         "ran": True, "ok": not blockers, "failed": bool(blockers), "files": sorted(work.texts),
         "blockers": blockers, "log": work.log, "error": "; ".join(f"{b['file']}: {b['message']}" for b in blockers)}
-    earlier = {log_note(row) for row in plan.data.get("regeneration") or []}  # a loop regenerates again
+    rows = plan.data.get("regeneration")
+    earlier = {log_note(row) for row in rows} if isinstance(rows, list) else set()  # a loop regenerates again
     notes = [n for n in plan.notes if n not in earlier] + [log_note(row) for row in work.log]
     outcome["plan"] = plan.model_copy(update={
         "edits": with_regenerated(plan, work, read), "notes": notes,

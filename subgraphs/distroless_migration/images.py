@@ -394,7 +394,7 @@ def _known(base: BaseImage, repository: str, short: str) -> ImageChoice | None:
             if extra.catalog == "paid" else ""
         return ImageChoice(name=extra.image, tag=tag, kind="language",
                            notes=(f"shipped mapping: {extra.note}{paid}", *notes, *_tag_note(extra.image, tag)))
-    name = next((found for k in keys if (found := aliases().get(k)) is not None), None)
+    name = next((alias for k in keys if (alias := aliases().get(k)) is not None), None)
     if name is None:
         return None
     return ImageChoice(name=name, tag=tag, kind="language",

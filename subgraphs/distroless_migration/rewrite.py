@@ -164,7 +164,6 @@ _USERS_FIX = ("add shadow to an apk add line (Wolfi's shadow package has useradd
 _CACHE = re.compile(r"/var/(?:lib/apt/lists|cache/(?:apt|yum|dnf))(?:/.*)?\Z")
 _REMOVALS = frozenset({"purge", "remove", "erase", "autoremove"})
 _REDIRECT = re.compile(r"\d*(?:[<>]|&>)")
-Edit = tuple[int, int, str]
 
 
 @dataclass

@@ -264,6 +264,8 @@ class _Decider:
             if (spec.keyword == "CMD" and has_entrypoint) or spec.line in blocked:
                 continue
             argv = self.argv.get(spec.line, spec.argv)
+            if argv is None:
+                continue  # dropped (_ignored_cmd): nothing of it runs
             if spec.keyword == "CMD" and spec.form == "exec" and argv and is_argument(argv[0], root.info.language):
                 continue  # arguments of the image's own ENTRYPOINT (the interpreter), not a program
             k = program_index(argv) if spec.line in self.argv or spec.form == "exec" else None

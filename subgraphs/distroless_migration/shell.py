@@ -222,7 +222,6 @@ def adapt_mounts(flags: list[Token], previous: list[int], line: int) -> tuple[li
 KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "time"})
 CLOSERS = frozenset({"fi", "done", "esac", "then", "do", "else", "elif", "}"})
 _LIST_OPS = frozenset({"&&", ";", "\n"})
-Edit = tuple[int, int, str]
 
 
 def _keywords(command: Command) -> int:
@@ -246,7 +245,8 @@ def _runs(dropped: set[int], cmds: list[Command]) -> list[tuple[int, int]]:
 
 def _ends_list(cmds: list[Command], j: int) -> bool:
     """Nothing of the same list follows command j: the end, a closing keyword, `)` or `;;` after it."""
-    op = cmds[j].op.text if cmds[j].op else None
+    token = cmds[j].op
+    op = token.text if token else None
     if op is None or op in (")", ";;") or j + 1 >= len(cmds):
         return True
     return cmds[j + 1].words[0].text in CLOSERS
@@ -258,10 +258,12 @@ def removal_edits(cmds: list[Command], dropped: set[int], parens: Sequence[int] 
     out: list[Edit] = []
     for i, j in _runs(dropped, cmds):
         lead = _keywords(cmds[i])
-        before = cmds[i - 1].op.text if i > 0 and cmds[i - 1].op else None
+        previous_op = cmds[i - 1].op if i > 0 else None
+        before = previous_op.text if previous_op else None
         if i > 0 and any(cmds[i - 1].end <= p < cmds[i].start for p in parens):
             before = "("  # the command opens a subshell: what precedes it is outside
-        after = cmds[j].op.text if cmds[j].op else None
+        last_op = cmds[j].op
+        after = last_op.text if last_op else None
         # up to the next command, or to a `(` before it, which stays: `X && (b)` → `(b)`
         upto = min([p for p in parens if cmds[j].end <= p] + [cmds[j + 1].start]) if j + 1 < len(cmds) else 0
         if lead:
