@@ -10,6 +10,7 @@ inherits the run's checkpointer there, so a killed run resumes at the state it w
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import lru_cache
 from typing import Any
 
@@ -66,8 +67,9 @@ def build(flow: Flow) -> Any:
     graph.add_node(FINISH, finish)
     graph.add_edge(START, node_name(flow.start))
     for name, spec in flow.states.items():
-        targets = {t: node_name(t) for t in spec.targets() if t != END}
-        graph.add_conditional_edges(node_name(name), _route, {**targets, END: FINISH})
+        path_map: dict[Hashable, str] = {t: node_name(t) for t in spec.targets() if t != END}
+        path_map[END] = FINISH
+        graph.add_conditional_edges(node_name(name), _route, path_map)
     graph.add_edge(FINISH, GRAPH_END)
     return graph.compile()
 

@@ -31,7 +31,8 @@ class Merged:
 
 
 def _removed(parent: Flow, doc: FlowDocument) -> tuple[set[str], list[Problem]]:
-    names, problems = set(), []
+    names: set[str] = set()
+    problems: list[Problem] = []
     for index, name in enumerate(doc.remove or ()):
         if name not in parent.states:
             problems.append((("flow", "remove", index), f"the parent's flow has no state {name!r} "
@@ -62,7 +63,7 @@ def merge(parent: Flow | None, parent_origin: Mapping[str, str], doc: FlowDocume
         problems.append((("flow", "start"), "required field is missing"))
     if not states:
         problems.append((("flow", "states"), "a flow needs at least one state"))
-    if problems:
+    if problems or start is None:  # no start is one of the problems
         return Merged(origin=origin, problems=problems)
     flow = Flow(description=doc.description or (base.description if base else None), start=start,
                 max_steps=doc.max_steps if doc.max_steps is not None else (base.max_steps if base else None),

@@ -95,13 +95,15 @@ def action(visit: Visit) -> Step:
     bundle = Bundle.model_validate(state["bundle"])
     prompt = action_prompt(visit.name, visit.spec, state, visit.record, bundle)
     if model is None:
-        if state.get("plan"):
+        kept = state.get("plan")
+        if kept:
             target, why = visit.route()
-            return Step(target, "kept", f"no model configured: kept the {state['plan'].get('source')} plan; {why}")
+            return Step(target, "kept", f"no model configured: kept the {kept.get('source')} plan; {why}")
         return Step(END, "needs_llm", "no model configured (--model provider:name or PLANNER_MODEL)",
                     {"pending": "needs_llm", "prompt": prompt})
     plan, ledger, error = llm.ask(model, visit.runtime.context.model_name, prompt)
-    calls, requests = [{**ledger, "item": visit.item.id, "state": visit.name}], []
+    calls = [{**ledger, "item": visit.item.id, "state": visit.name}]
+    requests: list[dict[str, Any]] = []
     if plan is not None and plan.requests:  # one round of requests, then ask again
         bundle, requests = load_entries(visit, plan.requests, bundle)
         prompt = action_prompt(visit.name, visit.spec, state, visit.record, bundle)

@@ -63,7 +63,8 @@ def _targets(flow: Flow) -> Iterator[Problem]:
     if flow.start not in flow.states:
         yield ("flow", "start"), f"unknown state {flow.start!r} (states: {', '.join(flow.states)})"
     for name, state in flow.states.items():
-        fields = [(("transitions", i, "next"), t.next) for i, t in enumerate(state.transitions or ())]
+        fields: list[tuple[Where, str]] = [(("transitions", i, "next"), t.next)
+                                              for i, t in enumerate(state.transitions or ())]
         fields += [((key,), getattr(state, key)) for key in ("default", "next") if getattr(state, key)]
         for path, target in fields:
             if target != END and target not in flow.states:

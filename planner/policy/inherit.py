@@ -28,16 +28,20 @@ def wider(name: str, parent: object, child: object) -> str | None:
     if parent is None or child is None:
         return None  # no limit to widen (the child sets one) or nothing set
     if name == "paths":
-        out = [g for g in child if not _inside(g, parent)]  # type: ignore[attr-defined]
+        assert isinstance(child, list) and isinstance(parent, list)  # Limits.paths: list[str]
+        out = [g for g in child if not _inside(g, parent)]
         return f"{', '.join(repr(g) for g in out)} not inside the parent's globs" if out else None
     if name in ("file_kinds", "side_effects"):
-        extra = sorted(set(child) - set(parent))  # type: ignore[call-overload]
+        assert isinstance(child, list) and isinstance(parent, list)  # Limits: list[FileKind] / list[SideEffect]
+        extra = sorted(set(child) - set(parent))
         return f"adds {', '.join(extra)}" if extra else None
     if name == "reasoned_paths":
-        dropped = [g for g in parent if g not in child]  # type: ignore[attr-defined]
+        assert isinstance(child, list) and isinstance(parent, list)  # Limits.reasoned_paths: list[str]
+        dropped = [g for g in parent if g not in child]
         return f"drops {', '.join(repr(g) for g in dropped)}" if dropped else None
     if name == "max_files_changed":
-        return f"{child} > {parent}" if child > parent else None  # type: ignore[operator]
+        assert isinstance(child, int) and isinstance(parent, int)  # Limits.max_files_changed: int
+        return f"{child} > {parent}" if child > parent else None
     if name == "version_bump":
         return f"{child} > {parent}" if BUMP_ORDER[str(child)] > BUMP_ORDER[str(parent)] else None
     return None

@@ -87,7 +87,8 @@ def _refuse_aliases(text: str) -> None:
     for event in yaml.parse(text, Loader=_Loader):
         anchor = getattr(event, "anchor", None)
         if isinstance(event, yaml.AliasEvent) or anchor:
-            raise YamlProblem(event.start_mark.line + 1, None, "YAML anchors and aliases are not allowed in a TCCM")
+            line = event.start_mark.line + 1 if event.start_mark is not None else None  # the parser's events have one
+            raise YamlProblem(line, None, "YAML anchors and aliases are not allowed in a TCCM")
 
 
 def load(text: str) -> Located:
