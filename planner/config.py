@@ -2,7 +2,8 @@
 
 PLANNER_HOME             where RepoContexts, runs and provenance live (default ./.planner)
 PLANNER_TASK_CLASS_PATH  extra directories of TCCM YAML files (os.pathsep-separated)
-PLANNER_ADVISORIES       OSV advisory sources (directory, zip or scanner report; os.pathsep-separated)
+PLANNER_ADVISORIES       OSV advisory sources (directory, zip or scanner report; os.pathsep-separated); default:
+                         the snapshot `planner advisories sync` keeps under PLANNER_HOME/advisories, if any
 PLANNER_REDIS_URL        a Redis server for hot views (default: embedded)
 PLANNER_MODEL            a LangChain chat model, "provider:name" (default: none)
 """
@@ -13,6 +14,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from repocontext import osvsnapshot
 from repocontext.home import planner_home
 
 BUILTIN_TASK_CLASS_DIR = Path(__file__).resolve().parent.parent / "task-class-contexts"
@@ -32,12 +34,15 @@ class Settings(NamedTuple):  # not a dataclass: every process builds one, and a 
     @classmethod
     def from_env(cls) -> Settings:
         env = os.environ
+        home = planner_home()
+        given = tuple(_paths(env.get("PLANNER_ADVISORIES")))
         return cls(
-            home=planner_home(),
+            home=home,
             # precedence: the first directory defining a task class wins, so PLANNER_TASK_CLASS_PATH overrides
             # the built-in classes (and its earlier entries its later ones, as with $PATH)
             task_class_dirs=(*_paths(env.get("PLANNER_TASK_CLASS_PATH")), BUILTIN_TASK_CLASS_DIR),
-            advisories=tuple(_paths(env.get("PLANNER_ADVISORIES"))),
+            # none given: the synced snapshot, so every command (CLI, MCP, UI, portfolio workers) reads the same
+            advisories=given or osvsnapshot.sources(home),
             redis_url=env.get("PLANNER_REDIS_URL") or None,
             model=env.get("PLANNER_MODEL") or None,
         )

@@ -11,7 +11,7 @@ import typer
 from planner.cli.output import emit_json, err_console, error_line, parse_inputs
 from planner.config import Settings
 from planner.run.apply import apply_run
-from planner.store.runs import run_items
+from planner.store.runs import run_coverage, run_items
 
 NODE_LABEL = {"recipe_match": "recipe", "solved_example_rag": "solved examples", "llm_fallback": "LLM",
               "execute": "subgraph"}
@@ -46,13 +46,18 @@ def report(state: dict[str, Any], as_json: bool) -> None:
                    "report_path": artifacts.get("report"), "artifacts": artifacts,
                    "verification": state.get("verification"), "branch": state.get("branch"),
                    "items": run_items(state),
-                   "llm_calls": state.get("llm_calls", [])})
+                   "llm_calls": state.get("llm_calls", []), **run_coverage(state)})
         return
     sys.stdout.write(state.get("report", "") + "\n")
     if state.get("patch"):
         sys.stdout.write(state["patch"] + "\n")
     err_console.print(f"status: {state.get('status')}  report: {artifacts.get('report', '-')}  "
                       f"patch: {artifacts.get('patch', '-')}")
+    said = run_coverage(state)  # the report says these too; stderr is what a person sees last (one line each)
+    if said.get("not_evaluated_reason"):
+        sys.stderr.write(f"not evaluated: {said['not_evaluated_reason']}\n")
+    if (said.get("advisories") or {}).get("warning"):
+        sys.stderr.write(f"warning: {said['advisories']['warning']}\n")
     if artifacts.get("patch_exact"):
         err_console.print(f"secret values are redacted in what is shown; the exact patch: {artifacts['patch_exact']}")
     prompts = sorted(v for k, v in artifacts.items() if k.startswith("prompt:"))

@@ -138,6 +138,8 @@ def _show_report(summary: dict[str, Any], as_json: bool, settings: Settings) -> 
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary["totals"]["by_status"].items(), key=lambda x: rank(x[0])))
     console.print(f"portfolio {summary['id']}  {summary['task_class']}  [bold]{summary['status']}[/bold]: "
                   f"{summary['done']}/{summary['repos']} done ({counts})")
+    for source in summary.get("advisories") or ():
+        console.print(f"advisories: {escape(source)}")
     for group in summary["groups"]:
         title = f"\n[bold]{group['status']}[/bold] ({len(group['repositories'])})"
         console.print(title + (f": {escape(group['reason'])}" if group["reason"] else ""))

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "provenance": ("planner.cli.runs:provenance_command", "Show the provenance record of a run or bundle build."),
     "worker": ("planner.cli.worker:worker_command", "Serve portfolio runs from a Celery broker."),
     "ui": ("planner.cli.ui:ui_command", "A read-only local web UI over runs, bundles and provenance."),
+    "advisories": ("planner.cli.advisories:app", "The OSV advisory snapshot: sync it from osv.dev, show it."),
     "examples": ("planner.cli.examples:app", "Solved examples the RAG stage serves (seed one from a patch)."),
     "mcp": ("planner.cli.mcp:mcp_command", "An MCP server for agents (stdio, or --http): bundles, decisions, runs."),
     "daemon": ("planner.cli.daemon:app", "A warm process later commands are handed to (no start-up imports)."),

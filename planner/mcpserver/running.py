@@ -30,7 +30,7 @@ def run_dispatch(settings: Settings, task_class: str, repo: Path, inputs: dict[s
     from planner.chain.llm import init_model
     from planner.run.apply import apply_run, check_clean
     from planner.run.dispatch import dispatch, run_options
-    from planner.store.runs import run_items
+    from planner.store.runs import run_coverage, run_items
 
     spec = settings.model
     model = init_model(spec) if spec else None
@@ -49,4 +49,4 @@ def run_dispatch(settings: Settings, task_class: str, repo: Path, inputs: dict[s
     artifacts = state.get("artifacts") or {}
     return {"run_id": state.get("run_id"), "status": state.get("status"), "error": state.get("error"),
             "patch": state.get("patch", ""), "report_markdown": state.get("report", ""), "items": run_items(state),
-            "branch": state.get("branch"), "artifacts": artifacts}
+            "branch": state.get("branch"), "artifacts": artifacts, **run_coverage(state)}

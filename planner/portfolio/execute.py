@@ -34,7 +34,8 @@ def chat_model(spec: str) -> Any:
 def summarize(state: dict[str, Any]) -> dict[str, Any]:
     """Findings and versions chosen, from the run's work items (whatever the task class puts in data), and each
     item's outcome with the columns its TCCM's `report:` declares."""
-    from planner.portfolio.outcomes import item_rows
+    from planner.advisories.source import AdvisorySource
+    from planner.portfolio.outcomes import coverage_rows, item_rows
 
     outcomes = state.get("outcomes") or []
     findings = sum(len((o["item"].get("data") or {}).get("findings") or []) for o in outcomes)
@@ -43,8 +44,10 @@ def summarize(state: dict[str, Any]) -> dict[str, Any]:
     columns = ((state.get("tccm") or {}).get("report") or {}).get("columns") or []
     prompts = {k.removeprefix("prompt:"): v for k, v in (state.get("artifacts") or {}).items()
                if k.startswith("prompt:")}
-    return {"findings": findings, "items": len(outcomes), "versions": versions,
-            "items_detail": item_rows(outcomes, columns, prompts)}
+    coverage = state.get("coverage") or {}
+    source = AdvisorySource.model_validate(coverage["advisories"]).line() if coverage.get("advisories") else None
+    return {"findings": findings, "items": len(outcomes), "versions": versions, "advisories": source,
+            "items_detail": item_rows(outcomes, columns, prompts) + coverage_rows(coverage, str(state.get("status")))}
 
 
 def ship(settings: Settings, run_id: str) -> Shipped:

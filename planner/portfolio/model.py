@@ -67,6 +67,7 @@ class Result(BaseModel):
     findings: int = 0
     items: int = 0
     versions: dict[str, str] = Field(default_factory=dict)  # package → version chosen
+    advisories: str | None = None  # the run's advisory source in one line, for a class that reads advisories
     items_detail: list[dict[str, Any]] = Field(default_factory=list)  # per item: status, columns, reason
     patch: str = ""
     report: str = ""

@@ -11,9 +11,10 @@ from typing import Any
 
 from planner.run.state import SEVERITY as ITEM_SEVERITY
 
-# worst first: what needs a person before what is done (and a change made before nothing to do)
-SEVERITY = ("error", *ITEM_SEVERITY, "interrupted", "running", "queued", "pending", "succeeded", "not_applicable",
-            "no_changes")
+# worst first: what needs a person before what is done (and a change made before nothing to do); not_evaluated
+# (found nothing, but did not read everything) is never green: above succeeded and nothing-to-do
+SEVERITY = ("error", *ITEM_SEVERITY, "interrupted", "running", "queued", "pending", "not_evaluated", "succeeded",
+            "not_applicable", "no_changes")
 
 
 def rank(status: str) -> int:
@@ -65,6 +66,22 @@ def item_rows(outcomes: Sequence[Mapping[str, Any]], columns: Sequence[Mapping[s
     return rows
 
 
+def coverage_rows(coverage: Mapping[str, Any] | None, status: str) -> list[dict[str, Any]]:
+    """Rows for what a run did not read (planner/advisories/source.py Coverage), beside its items: one for a
+    run with no advisory source, one per manifest or lockfile not evaluated (grouped by its ecosystem)."""
+    if not coverage:
+        return []
+    rows: list[dict[str, Any]] = []
+    if (coverage.get("advisories") or {}).get("kind") == "none" and status == "not_evaluated":
+        rows.append({"id": None, "status": "not_evaluated", "reason": "no advisory source",
+                     "fix": "planner advisories sync (or --advisories PATH)", "where": None, "columns": {}})
+    for line in coverage.get("not_evaluated") or ():
+        path, _, why = str(line).removeprefix("not evaluated: ").rpartition(" (")
+        rows.append({"id": None, "status": "not_evaluated", "reason": why.rstrip(")") or str(line), "fix": None,
+                     "where": path or None, "columns": {}})
+    return rows
+
+
 def groups(repositories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Repositories grouped by (outcome, reason), worst outcome first; a repository with items of several
     outcomes appears under each. Each group lists its repositories with their run ids and items."""
@@ -78,7 +95,8 @@ def groups(repositories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             key = (str(item["status"]), item["reason"], item["fix"])
             group = found.setdefault(key, {"status": key[0], "reason": key[1], "fix": key[2], "repositories": []})
             group["repositories"].append({"repo": repo["repo"], "run_id": repo.get("run_id"), "item": item["id"],
-                                          "where": item["where"], "columns": item["columns"]})
+                                          "where": item["where"], "columns": item["columns"],
+                                          "advisories": repo.get("advisories")})
     return sorted(found.values(), key=lambda g: (rank(g["status"]), -len(g["repositories"]), g["reason"]))
 
 
@@ -87,12 +105,12 @@ def to_csv(repositories: Sequence[Mapping[str, Any]], titles: Sequence[str]) -> 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["repository", "run_id", "repository_status", "item", "item_status", *titles, "reason", "fix",
-                     "where"])
+                     "where", "advisories"])
     for repo in repositories:
         items = repo.get("items_detail") or [{"id": "", "status": repo["status"], "columns": {},
                                               "reason": repo.get("error") or "", "fix": "", "where": ""}]
         for item in items:
             writer.writerow([repo["repo"], repo.get("run_id") or "", repo["status"], item["id"] or "",
                              item["status"], *[item["columns"].get(t, "") for t in titles], item["reason"],
-                             item["fix"] or "", item["where"] or ""])
+                             item["fix"] or "", item["where"] or "", repo.get("advisories") or ""])
     return out.getvalue()

@@ -18,6 +18,7 @@ def row(entry: Entry, full: bool) -> dict[str, Any]:
         return data
     data.update({"run_id": result.run_id, "exit_code": result.exit_code, "findings": result.findings,
                  "items": result.items, "versions": result.versions, "items_detail": result.items_detail,
+                 "advisories": result.advisories,
                  "branch": result.branch,
                  "error": result.error, "apply_error": result.apply_error, "worker": result.worker,
                  "seconds": result.seconds})
@@ -39,6 +40,8 @@ def summary(store: PortfolioStore, portfolio_id: str, full: bool = False) -> dic
             "status": outcome if status == "finished" and outcome else status, "state": status, "note": note,
             "engine": spec.engine, "apply": spec.apply, "inputs": spec.inputs, "repos": len(entries), "done": len(done),
             "columns": _titles(rows), "groups": groups(rows),
+            # what the runs were checked against, each source once (a portfolio's runs share one, unless re-run)
+            "advisories": sorted({str(r["advisories"]) for r in rows if r.get("advisories")}),
             "totals": {"by_status": dict(sorted(by_status.items())),
                        "by_task_class": {spec.task_class: dict(sorted(by_status.items()))},
                        "findings": sum(e.result.findings for e in done if e.result),

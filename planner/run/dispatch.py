@@ -20,7 +20,9 @@ from planner.store.runs import RunStore
 EXIT = {"succeeded": ExitCode.OK, "no_changes": ExitCode.OK, "not_applicable": ExitCode.OK,
         "needs_llm": ExitCode.NEEDS_LLM,
         "failed": ExitCode.FAILED, "over_budget": ExitCode.BUDGET, "blocked": ExitCode.BLOCKED,
-        "needs_regeneration": ExitCode.NEEDS_REGENERATION}
+        "needs_regeneration": ExitCode.NEEDS_REGENERATION,
+        # found nothing without reading everything (no advisory source, a lockfile no probe reads): not green
+        "not_evaluated": ExitCode.BAD_INPUT}
 Events = Callable[[str, dict[str, Any]], None]
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from planner.advisories.source import AdvisorySource
 from planner.bundle.model import Bundle
 from planner.bundle.view import reader
 from planner.chain.stages import fingerprint
@@ -56,11 +57,15 @@ def compose_report(state: RunState) -> str:
     title = {"succeeded": "", "no_changes": " (no changes needed)", "not_applicable": " (not applicable)",
              "needs_llm": " (needs an LLM)",
              "failed": " (failed)", "blocked": " (blocked)", "over_budget": " (over budget)",
-             "needs_regeneration": " (lockfiles need regeneration)"}.get(state.get("status", ""), "")
+             "needs_regeneration": " (lockfiles need regeneration)",
+             "not_evaluated": " (not evaluated)"}.get(state.get("status", ""), "")
     lines = [f"# {state['task_class']}{title}", ""]
     if state.get("error"):
         lines += [f"**Error:** {state['error']}", ""]
-    if state.get("note") and not outcomes:
+    coverage = state.get("coverage") or {}
+    if state.get("status") == "not_evaluated":
+        lines += [f"**Not evaluated:** {coverage.get('reason')}.", ""]
+    elif state.get("note") and not outcomes:
         lines += [f"Nothing to do: {state['note']}.", ""]
     lines += [r.report for r in outcomes]
     check = state.get("verification")
@@ -74,11 +79,23 @@ def compose_report(state: RunState) -> str:
               f"{totals.get('tokens', 0)}/{totals.get('max_tokens', 0)} tokens, mode {bundle.get('mode', '-')}",
               f"- RepoContext {repo.get('commit') or 'none'} ({repo.get('freshness', 'none')})",
               *(f"- RepoContext note: {note}" for note in repo.get("skipped") or ()),
+              *_coverage_lines(coverage),
               f"- Run `{state['run_id']}`: `planner provenance {state['run_id']}`", ""]
     if (state.get("options") or {}).get("no_sandbox"):
         lines[-1:-1] = ["- **Sandbox OFF** (`--no-sandbox`): recipe commands, verification and lockfile "
                         "regeneration ran with the operator's rights"]
     return "\n".join(lines)
+
+
+def _coverage_lines(coverage: dict[str, Any]) -> list[str]:
+    """The advisory source (and a stale snapshot's warning) and each file not evaluated, for the Context list."""
+    if not coverage:
+        return []
+    source = AdvisorySource.model_validate(coverage["advisories"])
+    lines = [f"- Advisories: {source.line()}"]
+    if source.warning:
+        lines.append(f"- **Warning:** {source.warning}")
+    return lines + [f"- {line}" for line in coverage.get("not_evaluated") or ()]
 
 
 def _record(state: RunState, runtime: NodeRuntime) -> ProvenanceRecord:

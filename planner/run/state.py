@@ -49,12 +49,13 @@ class RunState(RunInputs, WorkOutput, total=False):
     items: list[Record]  # work items (WorkItem.model_dump)
     per_item: list[str]  # set when the items were listed from the RepoContext: the inputs that scope each one
     note: str  # why a run has no work item, for the report
+    coverage: Record  # what the run read (planner/advisories/source.py Coverage), for a class that says
     outcomes: list[Record]  # the joined results, in item order, after merging edits
     patch: str
     report: str
     verification: Record
-    # running | succeeded | no_changes | not_applicable | needs_regeneration | blocked | needs_llm
-    # | over_budget | failed
+    # running | succeeded | no_changes | not_applicable | not_evaluated | needs_regeneration | blocked
+    # | needs_llm | over_budget | failed
     status: str
     exit_code: int  # for a run that failed before its items: the exit code of the error that stopped it
     error: str

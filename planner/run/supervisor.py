@@ -28,7 +28,8 @@ from repocontext.store import RepoContextStore, StoreError
 BRANCH_KEYS = tuple(RunInputs.__annotations__)  # what a work branch is sent
 PATCHED = frozenset({"succeeded", "needs_regeneration"})  # item statuses whose edits go into the patch
 # A run takes the worst of its items' statuses by SEVERITY (planner/run/state.py); not_applicable and no_changes
-# rank below all of them: a run is not_applicable only when every item is.
+# rank below all of them: a run is not_applicable only when every item is. A run with no item whose coverage
+# names a reason (no advisory source, a lockfile no probe reads) is not_evaluated.
 
 
 def _failed(state: RunState) -> bool:
@@ -100,11 +101,14 @@ def list_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
         context = RepoContextStore(runtime.context.settings.home).load_lazy(Path(state["repo"]))
     except StoreError as exc:
         return {"status": "failed", "error": str(exc), "exit_code": int(ExitCode.ENVIRONMENT)}
+    said = module.coverage(context, state["options"])
+    covered = {"coverage": said} if said is not None else {}  # what the run read, stated in all it reports
     items = module.list_work(context, state["inputs"]) if context is not None else None
     if items is None:
-        return {}  # bootstrap, or a task class that splits its run bundle: `split` does it
+        return covered  # bootstrap, or a task class that splits its run bundle: `split` does it
     note = module.nothing_listed(context, state["inputs"]) if not items else ""
-    return {"items": [item.model_dump() for item in items], "per_item": list(module.item_inputs), "note": note}
+    return {**covered, "items": [item.model_dump() for item in items], "per_item": list(module.item_inputs),
+            "note": note}
 
 
 def _yaml_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
@@ -227,6 +231,8 @@ def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
         return worst
     if patch:
         return "succeeded"
+    if not results and (state.get("coverage") or {}).get("reason"):
+        return "not_evaluated"  # it found nothing, but did not read everything: never green
     # nothing to do at all: no item (a YAML class's work-item source is empty) or every item not applicable
     none_listed = not results and bool((state.get("tccm") or {}).get("work_items"))
     return "not_applicable" if none_listed or statuses == {"not_applicable"} else "no_changes"

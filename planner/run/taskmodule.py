@@ -8,6 +8,10 @@ A subgraph module may define:
   optionally nothing_listed(context, inputs) -> str saying why a run has none,
   and overview(context) -> list[str]: one line per candidate item, for a
   run-level view whose per-item entries do not fit the budget;
+- coverage(context, options) -> dict: what a run read (planner/advisories/source.py
+  Coverage): its advisory source, the files it found but could not evaluate, and
+  why a run that found nothing is `not_evaluated` (a class that reads no
+  advisories has none);
 - split_work(bundle, inputs) -> list[WorkItem]: what a dispatch fans out over
   when there is no RepoContext to list from (default: one item for the whole task);
 - build_graph() -> a compiled LangGraph graph over TaskState that executes a
@@ -65,6 +69,11 @@ class TaskModule:
     def nothing_listed(self, context: Mapping[str, Any], inputs: dict[str, str]) -> str:
         why = getattr(self.module, "nothing_listed", None)
         return why(context, inputs) if why else "the RepoContext lists no work item for these inputs"
+
+    def coverage(self, context: Mapping[str, Any] | None, options: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What a run read (advisory source, files not evaluated), or None for a class that does not say."""
+        said = getattr(self.module, "coverage", None)
+        return None if said is None else dict(said(context, options))
 
     def overview(self, context: Mapping[str, Any]) -> list[str] | None:
         summary = getattr(self.module, "overview", None)

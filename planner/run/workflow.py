@@ -12,7 +12,7 @@ from planner.errors import PlannerError
 def workflow_context(settings: Settings, run_id: str) -> dict[str, Any]:
     from planner.run.dispatch import final_state  # the graph stack: only for a run's state
     from planner.store.provenance import ProvenanceStore
-    from planner.store.runs import run_items
+    from planner.store.runs import run_coverage, run_items
 
     try:
         state = final_state(settings, run_id)
@@ -27,7 +27,7 @@ def workflow_context(settings: Settings, run_id: str) -> dict[str, Any]:
             "chain": [_stage(s) for s in state.get("stages", [])], "report_markdown": state.get("report") or "",
             "patch": state.get("patch") or "", "artifacts": state.get("artifacts") or {},
             "decisions": [n for n in notes if n.get("note") == "decision"],
-            "next_steps": next_steps(run["id"], status, state)}
+            "next_steps": next_steps(run["id"], status, state), **run_coverage(state)}
 
 
 def _stage(stage: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +55,7 @@ def next_steps(run_id: str, status: str, state: dict[str, Any]) -> list[str]:
         "needs_regeneration": ["dispatch again with `--regenerate` so the repository's own tool rewrites the "
                                "lockfiles"],
         "over_budget": ["raise the task class's budget, or narrow the run with inputs"],
+        "not_evaluated": [f"give it what it could not read: {(state.get('coverage') or {}).get('reason')}"],
     }.get(status, [])
     if status == "failed":
         steps.append(f"fix the cause above, then retry from the last checkpoint: {resume}")

@@ -273,7 +273,17 @@ def show_payload(state: dict[str, Any]) -> dict[str, Any]:
     """What `planner runs show --json` prints (and `planner ui` serves at /api/runs/ID)."""
     return {"run": state["run"], "status": state.get("status"), "artifacts": state.get("artifacts"),
             "patch": state.get("patch", ""), "report": state.get("report", ""),
-            "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", [])}
+            "stages": state.get("stages", []), "llm_calls": state.get("llm_calls", []), **run_coverage(state)}
+
+
+def run_coverage(state: dict[str, Any]) -> dict[str, Any]:
+    """What a run read, for a class that says (planner/advisories/source.py Coverage): its advisory source,
+    the files it found but could not evaluate, and why it is not_evaluated; nothing for other classes."""
+    coverage = state.get("coverage")
+    if not coverage:
+        return {}
+    return {"advisories": coverage.get("advisories"), "not_evaluated": coverage.get("not_evaluated") or [],
+            "not_evaluated_reason": coverage.get("reason") if state.get("status") == "not_evaluated" else None}
 
 
 def run_items(state: dict[str, Any]) -> list[dict[str, Any]]:

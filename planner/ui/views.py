@@ -6,6 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from planner.advisories.source import AdvisorySource
 from planner.ui.home import Home, NotFound, ledger
 
 BAND_ORDER = ("must_read", "bootstrap", "should_read", "may_read")
@@ -132,7 +133,18 @@ def run_page(home: Home, run_id: str) -> dict[str, Any]:
         "run_stages": [s for s in src.get("stages") or [] if not s.get("item")],
         "error": state.get("error"), "verification": state.get("verification"),
         "prompts": home.prompts(full) if status == "needs_llm" else [],
+        "coverage": _coverage(state),
     }
+
+
+def _coverage(state: dict[str, Any]) -> dict[str, Any] | None:
+    """What the run read (its advisory source, files not evaluated), for a class that says."""
+    coverage = state.get("coverage")
+    if not coverage:
+        return None
+    source = AdvisorySource.model_validate(coverage["advisories"])
+    return {"advisories_line": source.line(), "warning": source.warning,
+            "not_evaluated": coverage.get("not_evaluated") or []}
 
 
 def _band_key(band: str) -> int:

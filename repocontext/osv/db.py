@@ -73,6 +73,14 @@ class AdvisoryDB:
     def affecting(self, ecosystem: str, name: str, version: str) -> list[Evaluation]:
         return [r for r in self.evaluate(ecosystem, name, version) if r.affected]
 
+    def ecosystems(self) -> dict[str, int]:
+        """Advisories per ecosystem (casefolded, as looked up): what a run says it was checked against."""
+        counts: dict[str, int] = {}
+        for advisory in self._by_id.values():
+            for ecosystem in dict.fromkeys(eco for eco, _ in package_keys(advisory)):
+                counts[ecosystem] = counts.get(ecosystem, 0) + 1
+        return dict(sorted(counts.items()))
+
     def _build(self) -> None:
         by_package: dict[tuple[str, str], list[str]] = {}
         by_name: dict[str, list[str]] = {}

@@ -170,6 +170,10 @@ class IndexedDB(AdvisoryDB):
         thousands of locked packages against the PyPA database)."""
         return frozenset(row[0] for row in self._conn.execute("SELECT DISTINCT ecosystem FROM packages"))
 
+    def ecosystems(self) -> dict[str, int]:
+        rows = self._conn.execute("SELECT ecosystem, COUNT(DISTINCT id) FROM packages GROUP BY ecosystem")
+        return dict(sorted((str(eco), int(n)) for eco, n in rows))
+
     def for_package(self, ecosystem: str, name: str) -> list[Advisory]:
         if ecosystem_key(ecosystem) not in self._ecosystems:
             return []

@@ -80,6 +80,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def advisories(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[str, Advisory]]:
+    """(label, advisory) for each record one source holds, read as `load` reads it but streamed (a sync
+    verifies an export of 100,000 records without holding them); what is unusable goes to `issues`."""
+    return _advisories(path, issues)
+
+
 def _advisories(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[str, Advisory]]:
     for label, data in _raw_files(path, issues):
         try:

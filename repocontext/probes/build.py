@@ -38,6 +38,8 @@ KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
     "pom.xml": ("maven", "Maven", "manifest"),
     "build.gradle": ("gradle", "Maven", "manifest"),
     "build.gradle.kts": ("gradle", "Maven", "manifest"),
+    "gradle.lockfile": ("gradle", "Maven", "lockfile"),
+    "packages.lock.json": ("dotnet", "NuGet", "lockfile"),
     "Gemfile": ("bundler", "RubyGems", "manifest"),
     "Gemfile.lock": ("bundler", "RubyGems", "lockfile"),
     "composer.json": ("composer", "Packagist", "manifest"),
@@ -55,6 +57,8 @@ def classify(path: str) -> tuple[str, str | None, str | None] | None:
     _, name = split_path(path)
     if name in KNOWN_FILES:
         return KNOWN_FILES[name]
+    if name.endswith(".csproj"):
+        return ("dotnet", "NuGet", "manifest")
     if is_requirements_file(path):
         return ("pip", "PyPI", "manifest")
     if is_conda_environment(path):
@@ -63,7 +67,7 @@ def classify(path: str) -> tuple[str, str | None, str | None] | None:
 
 
 # Every path `classify` accepts matches one of these (it then decides): the index finds them by base name.
-CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), *REQUIREMENTS_GLOBS, *CONDA_GLOBS)
+CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), "**/*.csproj", *REQUIREMENTS_GLOBS, *CONDA_GLOBS)
 
 
 def build_files(ctx: ProbeContext) -> list[tuple[str, tuple[str, str | None, str | None]]]:
