@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -39,8 +39,9 @@ def list_command(
         warmed = hot.warmed(snap, naming.tccm_set(in_service)) if snap else {}
         if hot.error:
             raise EnvironmentProblem(f"hot views: Redis unavailable ({hot.error})")
-    rows = [{"rank": i + 1, "key": s.key, "task_classes": list(s.task_classes), "inputs": list(s.inputs),
-             **({"warmed": (warmed or {}).get(s.key, 0)} if warmed is not None else {})} for i, s in enumerate(specs)]
+    rows: list[dict[str, Any]] = [
+        {"rank": i + 1, "key": s.key, "task_classes": list(s.task_classes), "inputs": list(s.inputs),
+         **({"warmed": (warmed or {}).get(s.key, 0)} if warmed is not None else {})} for i, s in enumerate(specs)]
     if as_json:
         emit_json({"tccm_set": naming.tccm_set(in_service), "slices": rows})
         return

@@ -122,6 +122,16 @@ def connect(url: str | None) -> Backend:
     return Backend("embedded", None, _embedded_pair()[1])
 
 
+def text(reply: bytes | str) -> str:
+    """A reply as text. Our clients read bytes (decode_responses is off); redis-py types a reply as either."""
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def data(reply: bytes | str) -> bytes:
+    """A reply as bytes (see text)."""
+    return reply if isinstance(reply, bytes) else reply.encode()
+
+
 def ttl_seconds() -> int:
     """PLANNER_HOTVIEWS_TTL (seconds) or a week; every hot-view key expires."""
     raw = os.environ.get("PLANNER_HOTVIEWS_TTL", "")

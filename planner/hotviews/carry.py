@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from planner.hotviews import naming
+from planner.hotviews.backend import data, text
 from planner.hotviews.model import HotSlice
 from planner.tccm.entry import input_refs, split_key
 
@@ -56,7 +57,7 @@ def prints(context: Mapping[str, Any], specs: list[SliceSpec]) -> dict[str, str]
 def _previous_key(r: redis.Redis, snap: naming.Snapshot, set_hash: str, current: str) -> str | None:
     """The repository's other slices hash for this renderer and TCCM set (a warm retires all but one)."""
     head, tail = f"{naming.PREFIX}:{naming.renderer_version()}:{snap.repo_id}:", f":slices:{set_hash}"
-    names = sorted(k.decode() for k in r.smembers(naming.repo_index(snap.repo_id)))
+    names = sorted(text(k) for k in r.smembers(naming.repo_index(snap.repo_id)))
     return next((n for n in names if n.startswith(head) and n.endswith(tail) and n != current), None)
 
 
@@ -71,7 +72,7 @@ def carried(r: redis.Redis, snap: naming.Snapshot, set_hash: str, current: str, 
     previous = _previous_key(r, snap, set_hash, current) if now else None
     raw = r.hget(previous, CARRY) if previous else None
     before = orjson.loads(raw) if raw else {}
-    if not before.get("complete"):
+    if not previous or not before.get("complete"):
         return {}
     same = {s for s, fingerprint in now.items() if before["sections"].get(s) == fingerprint}
     wanted = {spec.key for spec in specs if section_of(spec.key) in same}
@@ -79,7 +80,7 @@ def carried(r: redis.Redis, snap: naming.Snapshot, set_hash: str, current: str, 
         return {}
     found: dict[str, list[Variant]] = {key: [] for key in wanted}
     for field, value in r.hgetall(previous).items():
-        if field.startswith(b"["):
+        if data(field).startswith(b"["):
             key, inputs = orjson.loads(field)
             if key in found:
                 found[key].append(({k: v for k, v in inputs.items() if v}, HotSlice(**orjson.loads(value))))

@@ -8,6 +8,7 @@ import redis
 from pydantic import BaseModel
 
 from planner.hotviews import naming
+from planner.hotviews.backend import text
 from planner.hotviews.carry import CARRY
 from planner.hotviews.store import TEMPLATES, HotViews
 
@@ -82,7 +83,7 @@ def _collect(r: redis.Redis, stats: Stats) -> Stats:
             stats.bundles += 1
         elif key.endswith(":meta"):
             stats.snapshots += 1
-    counters = {k.decode(): int(v) for k, v in r.hgetall(naming.STATS_KEY).items()}
+    counters = {text(k): int(v) for k, v in r.hgetall(naming.STATS_KEY).items()}
     stats.slice_hits, stats.slice_misses = counters.get("slice_hits", 0), counters.get("slice_misses", 0)
     stats.bundle_misses, stats.warms = counters.get("bundle_misses", 0), counters.get("warms", 0)
     stats.bundle_hits = max(counters.get("bundle_lookups", 0) - stats.bundle_misses, 0)

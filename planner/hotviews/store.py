@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from planner.config import Settings
 from planner.hotviews import carry, naming, slices
-from planner.hotviews.backend import Backend, connect, errors, reason, ttl_seconds
+from planner.hotviews.backend import Backend, connect, data, errors, reason, text, ttl_seconds
 from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM
 
@@ -138,7 +138,7 @@ class HotViews:
     def _write_slices(self, r: redis.Redis, snap: naming.Snapshot, key: str, mapping: dict[str, bytes],
                       report: WarmReport) -> int:
         index = naming.repo_index(snap.repo_id)
-        stale = [k.decode() for k in r.smembers(index) if not k.decode().startswith(snap.base + ":")]
+        stale = [text(k) for k in r.smembers(index) if not text(k).startswith(snap.base + ":")]
         pipe = r.pipeline(transaction=False)
         if stale:  # a new commit (or snapshot, or renderer) retires the repository's older hot views
             pipe.delete(*stale)
@@ -174,9 +174,12 @@ class HotViews:
     def bundle_body(self, key: str) -> tuple[str, bytes] | None:
         """(content hash, bundle JSON), read together so they always match."""
         got = self.call(lambda r: r.hmget(key, ["etag", "bundle"]))
-        if not got or not all(got):
+        if not got:
             return None
-        return got[0].decode(), got[1]
+        etag, body = got
+        if not etag or not body:
+            return None
+        return text(etag), data(body)
 
     def put_bundle(self, snap: naming.Snapshot, key: str, bundle_json: bytes, meta: Mapping[str, Any],
                    deps: list[list[Any]]) -> str | None:
@@ -216,7 +219,7 @@ class HotViews:
             return None
         counts: dict[str, int] = {}
         for raw in fields:
-            if raw.startswith(b"["):  # a slice (the other fields are TEMPLATES and carry.CARRY)
+            if data(raw).startswith(b"["):  # a slice (the other fields are TEMPLATES and carry.CARRY)
                 key = orjson.loads(raw)[0]
                 counts[key] = counts.get(key, 0) + 1
         return counts

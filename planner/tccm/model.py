@@ -194,8 +194,9 @@ class TCCM(_Strict):
         for recipe in self.recipes:  # `with: "\\g<1>${inputs.version}"` and the like
             for name in sorted(set(input_refs(recipe.model_dump_json()))):
                 found.setdefault(name, InputSpec(description=f"substituted in recipe {recipe.id}"))
-        for name in self.work_items.item_inputs if self.work_items else ():
-            found.setdefault(name, InputSpec(description=f"set for each work item ({self.work_items.per})"))
+        if self.work_items:
+            for name in self.work_items.item_inputs:
+                found.setdefault(name, InputSpec(description=f"set for each work item ({self.work_items.per})"))
         for name in (self.policy.relax if self.policy else {}):
             found[name] = InputSpec(description=f"lifts policy limits ({name}=true)", kind="boolean")
         return {**found, **self.inputs}

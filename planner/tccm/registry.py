@@ -294,8 +294,8 @@ class Registry:
         policy, problems = inherit.resolve(parent.policy if parent else None, doc.policy, doc.task_class,
                                            parent.task_class if parent else "its parent")
         for field_name, cause in problems:
-            loc = ("policy", field_name)
-            raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause)
+            where = ("policy", field_name)
+            raise TCCMError(source.display, located.line_of(where), yamlsource.dotted(where), cause)
         merged = self._flow(source, doc, parent)
         if merged.flow is not None:
             for loc, cause in refused_effects(merged.flow, policy):
@@ -319,8 +319,9 @@ class Registry:
         found = merged.problems or (flow_problems(merged.flow) if merged.flow else [])
         for loc, cause in found:
             name = str(loc[2]) if loc[:2] == ("flow", "states") and len(loc) > 2 else None
-            inherited = name is not None and merged.origin.get(name) != label
-            if inherited:
+            inherited = False
+            if name is not None and merged.origin.get(name) != label:
+                inherited = True
                 cause, loc = f"{cause} (state {name!r} comes from {merged.origin.get(name)})", ("flow", "states", name)
             line = located.line_of(("flow",) if inherited else loc)
             raise TCCMError(source.display, line, yamlsource.dotted(loc), cause)
