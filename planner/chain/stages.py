@@ -83,8 +83,9 @@ def scope_bundle(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
             return {"inputs": inputs, "bundle": uncapped.model_dump(mode="json"), "over_budget": exc.message,
                     "stages": [_stage(item, "scope_bundle", "over_budget", f"{exc.message}; recipes still run on "
                                       "the uncapped bundle, no model is asked")]}
-    summary = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256, "totals": bundle.totals.model_dump(),
-               "entries": [e.model_dump() for e in bundle.entries]}
+    summary: dict[str, Any] = {"item": item.id, "inputs": inputs, "sha256": bundle.sha256,
+                               "totals": bundle.totals.model_dump(),
+                               "entries": [e.model_dump() for e in bundle.entries]}
     if "unavailable" in (record.hot_views or ""):  # Redis failed for this item: the run's provenance says so
         summary["hot_views"] = record.hot_views
     shown = ", ".join(f"{k}={v}" for k, v in sorted(item.inputs.items()))
@@ -247,7 +248,8 @@ def llm_fallback(state: WorkState, runtime: NodeRuntime) -> dict[str, Any]:
     if model is None:
         return {"pending": "needs_llm", "prompt": prompt, "stages": [_stage(
             item, "llm_fallback", "needs_llm", "no model configured (--model provider:name or PLANNER_MODEL)")]}
-    calls, requests = [], []
+    calls: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
     plan, ledger, error = llm.ask(model, runtime.context.model_name, prompt)
     calls.append(ledger)
     if plan is not None and plan.requests:  # one round of may_read requests, then ask again

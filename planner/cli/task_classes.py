@@ -51,9 +51,9 @@ def list_command(as_json: JsonOpt = False) -> None:
         budget = row["budget"]
         bands = f"{row['must_read']}/{row['should_read']}/{row['may_read']}"
         description = str(row["description"]).split(". ")[0]
-        shown = _display(str(row["path"])) + "".join(f"\n(overrides {p})" for p in row["overrides"])  # type: ignore[attr-defined]
+        shown = _display(str(row["path"])) + "".join(f"\n(overrides {p})" for p in row["overrides"])
         table.add_row(str(row["task_class"]), str(row["version"]), bands,
-                      f"{budget['max_tokens']}/{budget['max_files']}", _flow_cell(row["flow"]),  # type: ignore[index,arg-type]
+                      f"{budget['max_tokens']}/{budget['max_files']}", _flow_cell(row["flow"]),
                       escape(str(row["policy"])), escape(shown), description)
     console.print(table)
 

@@ -153,8 +153,8 @@ def _follow(sock: socket.socket) -> int | None:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
     if code is None:
-        for signum in pending:  # what the user sent while we asked: now it is this process's to act on
-            signal.raise_signal(signum)
+        for received in pending:  # what the user sent while we asked: now it is this process's to act on
+            signal.raise_signal(received)
     return code
 
 

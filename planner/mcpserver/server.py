@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -82,7 +83,7 @@ def build() -> PlannerMCP:
     return server
 
 
-def _run_reader(what: str):  # type: ignore[no-untyped-def]
+def _run_reader(what: str) -> Callable[[str], str]:
     def read(run_id: str) -> str:
         return resources.run_file(run_id, what)
 

@@ -214,7 +214,8 @@ def _fail(result: ItemResult, why: str) -> None:
 
 def _combined(repo: str, results: Sequence[ItemResult], patched: Collection[str]) -> dict[str, tuple[str, str]]:
     """The patched results' edits applied in order; one that no longer applies on its own turn fails."""
-    read, accepted = reader(repo), []
+    read = reader(repo)
+    accepted: list[Edit] = []
     for result in results:
         if result.status not in patched:
             continue

@@ -107,7 +107,7 @@ class SolvedExamples:
         found = [{"kind": "solved_example", "run_id": run_id, "task_class": tc, "created_at": created,
                   "score": round(cosine(wanted, terms(text)), 4), **_digest(Plan.model_validate_json(plan))}
                  for run_id, tc, text, plan, created in rows]
-        found.sort(key=lambda e: (-float(e["score"]), str(e["run_id"])))  # type: ignore[arg-type]
+        found.sort(key=lambda e: (-float(e["score"]), str(e["run_id"])))
         return found[:limit]
 
     def count(self) -> int:

@@ -119,13 +119,14 @@ def record_for(bundle: Bundle, tccm: TCCM, view: RepoView, kind: Literal["bundle
 def index_summary(record: ProvenanceRecord) -> dict[str, Any]:
     """The record's line in index.jsonl: enough for a runs list (`planner ui`) without opening the record."""
     costs = [c.get("cost_usd") for c in record.llm_calls]
+    priced = [c for c in costs if c is not None]
     items = {b.get("item") for b in record.item_bundles} | {getattr(s, "item", None) for s in record.stages}
     return {"id": record.id, "kind": record.kind, "created_at": record.created_at,
             "task_class": record.task_class, "status": record.status, "repo": record.repocontext.repo,
             "mode": record.mode, "tokens": record.totals.tokens, "max_tokens": record.totals.max_tokens,
             "commit": record.repocontext.commit, "items": len(items - {None}), "llm_calls": len(costs),
             # unknown when any call had no price: a partial sum would read as the whole cost
-            "cost_usd": None if None in costs else round(sum(costs), 6)}
+            "cost_usd": None if len(priced) < len(costs) else round(sum(priced), 6)}
 
 
 def _mark_requested(record: ProvenanceRecord, request: dict[str, Any]) -> None:

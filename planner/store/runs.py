@@ -125,8 +125,9 @@ class RunStore:
 
     def adopt(self, row: dict[str, Any]) -> bool:
         """Add a run made in another PLANNER_HOME (a portfolio worker's); False when this id is already known."""
-        with self.db:
-            cursor = self.db.execute(
+        db = self._writable()
+        with db:
+            cursor = db.execute(
                 "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
                 (row["id"], row["task_class"], row["repo"], json.dumps(row["inputs"], sort_keys=True),
                  json.dumps(row["options"], sort_keys=True), row["status"], None, row["created_at"],

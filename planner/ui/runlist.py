@@ -58,7 +58,7 @@ class RunFilters(BaseModel):
             raise BadQuery(f"sort={sort!r}: expected one of {', '.join(SORTS)}")
         if order and order not in ("asc", "desc"):
             raise BadQuery(f"order={order!r}: expected asc or desc")
-        return cls(sort=sort or "started", order=order or "desc", **values)
+        return cls.model_validate({"sort": sort or "started", "order": order or "desc", **values})
 
     def active(self) -> list[tuple[str, str]]:
         return [(f, value) for f in FILTERS if (value := getattr(self, f))]

@@ -109,7 +109,11 @@ def source(home: Home, run_id: str) -> tuple[str, dict[str, Any] | None, dict[st
     if run is None and record is None:
         raise NotFound(f"run {run_id!r} does not exist under PLANNER_HOME {home.path}")
     state = home.state(full) if run else {}
-    src = record.model_dump(mode="json") if record else {**_from_state(state), "id": full, "status": run["status"]}
+    if record:
+        src = record.model_dump(mode="json")
+    else:
+        assert run is not None  # one of them exists (above)
+        src = {**_from_state(state), "id": full, "status": run["status"]}
     return full, run, state, src
 
 

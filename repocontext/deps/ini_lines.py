@@ -53,7 +53,7 @@ def ini_values(text: str) -> list[IniValue]:
             section, current = header.group("header"), None
             continue
         option = _OPTION.match(stripped) if section is not None else None
-        if option is None or not option.group("option"):
+        if section is None or option is None or not option.group("option"):
             current = None  # not INI syntax configparser accepts: skip the line and whatever is indented under it
             continue
         current = IniValue(section, option.group("option").rstrip().lower(), number)
