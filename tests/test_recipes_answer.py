@@ -100,7 +100,8 @@ recipes:
     ("  - id: nofiles@1\n    replace: {pattern: a, with: b}", 6, "exactly one of 'files'"),
     ("  - id: key@1\n    files_of: nosuch.key\n    replace: {pattern: a, with: b}", 7, "unknown RepoContext key"),
     ("  - id: ag@1\n    files: ['*.py']\n    ast-grep:\n      - {id: ok, language: python, rule: {pattern: a}}\n"
-     "      - {id: typo, language: python, rule: {patern: a}}", 10, "refuses the rule: unknown field `patern`"),
+     "      - {id: typo, language: python, rule: {patern: a}}", 10,
+     "refuses the rule: Fail to parse yaml as RuleConfig: unknown field `patern`"),
 ])
 def test_recipe_validation_errors_name_file_and_line(tmp_path: Path, home: Path, recipes: str, line: int,
                                                      message: str) -> None:

@@ -43,6 +43,7 @@ class Found:
     replacement: str | None
     start: int = 0  # byte offsets in the file as it was when matched
     end: int = 0
+    message: str = ""  # the rule's own `message:`, as ast-grep rendered it for this match
 
 
 @dataclass
@@ -63,6 +64,33 @@ def binary() -> str:
     return found
 
 
+_FRAME = re.compile(r"^\s*(-->|\||\d+\s*\||\^+\s*$)")  # ast-grep's code frame under a cause: not the message
+_AT = re.compile(r"^error: line \d+ column \d+: |\s+at line \d+, column \d+$")
+
+
+def _causes(stderr: str) -> list[str]:
+    """ast-grep's whole chain of causes (each `╰▻` line with the lines that continue it), without its code
+    frames and with the positions cut: they count lines in the rule as dumped, not in the TCCM."""
+    causes: list[str] = []
+    current: list[str] | None = None
+    for line in stderr.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("╰▻"):
+            current = [stripped.removeprefix("╰▻").strip()]
+            causes.append("")
+        elif current is None or not stripped or _FRAME.match(line):
+            continue
+        else:
+            current.append(stripped)
+        if current is not None:
+            causes[-1] = _AT.sub("", " ".join(current)).strip()
+    seen: list[str] = []
+    for cause in causes:
+        if cause and cause not in seen:
+            seen.append(cause)
+    return seen
+
+
 @lru_cache(maxsize=256)
 def _rule_problem(text: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="planner-ast-grep-check-") as scratch:
@@ -72,21 +100,26 @@ def _rule_problem(text: str) -> str | None:
                               capture_output=True, timeout=TIMEOUT_S, check=False)
     if done.returncode in (0, 1):
         return None
-    causes = [line.strip().removeprefix("╰▻").strip() for line in done.stderr.decode("utf-8", "replace").splitlines()
-              if line.strip().startswith("╰▻")]
-    # the last cause is the precise one; its "line N" counts in the rule as dumped, not in the TCCM: cut it
-    last = re.sub(r" at line \d+, column \d+$", "", causes[-1]) if causes else f"exit {done.returncode}"
-    return "ast-grep refuses the rule: " + last
+    causes = _causes(done.stderr.decode("utf-8", "replace"))
+    whole = "".join(c if not i else (" " if causes[i - 1][-1] in ".:" else ": ") + c for i, c in enumerate(causes))
+    return "ast-grep refuses the rule: " + (whole or f"exit {done.returncode}")
 
 
 def rule_problem(rule: dict[str, Any]) -> str | None:
     """Why ast-grep refuses a rule (unknown language, a misspelt rule key, a bad regex), asked of ast-grep
-    itself on an empty folder; None when it accepts it, when it holds ${inputs.*} (known only at run
-    time), or when the binary is missing (the run then says so)."""
+    itself on an empty folder, in ast-grep's whole words; None when it accepts it, when it holds ${inputs.*}
+    (known only at run time), or when the binary is missing (the run then says so)."""
     text = yaml.safe_dump(rule, sort_keys=True)
-    if "${inputs." in text or (shutil.which("ast-grep") or shutil.which("sg")) is None:
+    if "${inputs." in text:
         return None
-    return _rule_problem(text)
+    try:
+        binary()
+    except AstGrepError:
+        return None
+    problem = _rule_problem(text)
+    if problem is not None and "untagged enum SgLang" in problem:
+        problem += f" (language {rule.get('language')!r} is not one ast-grep knows)"
+    return problem
 
 
 def scan(rules: list[dict[str, Any]], folder: Path) -> list[Found]:
@@ -107,7 +140,7 @@ def scan(rules: list[dict[str, Any]], folder: Path) -> list[Found]:
         offsets = m.get("replacementOffsets") or m["range"]["byteOffset"]
         found.append(Found(file=m["file"].removeprefix("./"), line=m["range"]["start"]["line"] + 1,
                            rule=m.get("ruleId") or "", text=m["text"], replacement=m.get("replacement"),
-                           start=offsets["start"], end=offsets["end"]))
+                           start=offsets["start"], end=offsets["end"], message=m.get("message") or ""))
     return sorted(found, key=lambda f: (f.file, f.start, f.end, f.rule))
 
 

@@ -36,6 +36,9 @@ class Row:
     files: int = 0  # files it was given
     changed: list[str] = field(default_factory=list)
     matches: int = 0  # replacements made (ast-grep fixes, regex substitutions, files a command changed)
+    # each of them: {file, line, rule, message} (a command's: its file, line None, rule the recipe's id); the
+    # report lists them rule by rule, so its lines and its totals are the same count
+    changes: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)  # matches of ast-grep rules without a fix
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -107,13 +110,17 @@ def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, input
             done = astgrep.run(spec["ast-grep"], texts)
         except astgrep.AstGrepError as exc:
             raise RecipeError(f"recipe {recipe.id}: {exc}") from None
-        row.matches = len(done.applied)
-        row.findings = [{"file": f.file, "line": f.line, "rule": f.rule, "text": f.text[:200]}
+        row.changes = [{"file": f.file, "line": f.line, "rule": f.rule, "message": f.message}
+                       for f in sorted(done.applied, key=lambda f: (f.rule, f.file, f.line))]
+        row.matches = len(row.changes)
+        row.findings = [{"file": f.file, "line": f.line, "rule": f.rule, "text": f.text[:200], "message": f.message}
                         for f in done.findings]
         return done.texts, row
     if recipe.replace is not None:
         new, where = textreplace.run(Recipe.model_validate(spec).replace, texts)  # type: ignore[arg-type]
-        row.matches = sum(len(v) for v in where.values())
+        row.changes = [{"file": path, "line": n, "rule": recipe.id, "message": ""}
+                       for path, lines in sorted(where.items()) for n in lines]
+        row.matches = len(row.changes)
         return new, row
     try:
         ran = command.run(Recipe.model_validate(spec).command, root, set(texts), network,  # type: ignore[arg-type]
@@ -124,7 +131,9 @@ def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, input
         tail = " | ".join(line for line in redact(ran.output).strip().splitlines()[-5:])
         raise RecipeError(f"recipe {recipe.id}: `{' '.join(spec['command']['run'])}` exited {ran.exit_code}"
                           + (f"; its last output: {tail}" if tail else " with no output"))
-    row.matches = len(ran.texts)
+    row.changes = [{"file": path, "line": None, "rule": recipe.id, "message": ""}
+                   for path in sorted(ran.texts) if ran.texts[path] != texts.get(path)]
+    row.matches = len(row.changes)
     row.notes += [f"changed {p} outside its files: (left out of the patch)" for p in ran.outside]
     row.notes += [f"created {p} (left out: recipes edit existing files)" for p in ran.created]
     return {**texts, **ran.texts}, row

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from planner.policy.model import Policy
 from planner.recipes import astgrep
-from planner.recipes.model import Recipe
+from planner.recipes.model import Recipe, field_problem
 
 
 def name_of(recipe: Recipe) -> str:
@@ -27,15 +27,16 @@ def merge(parent: Sequence[Recipe], child: Sequence[Recipe]) -> tuple[Recipe, ..
     return tuple(merged)
 
 
-def bad_rules(declared: Sequence[Recipe]) -> tuple[tuple[str | int, ...], str] | None:
-    """(location, why) of the first ast-grep rule ast-grep itself refuses, checked at validation so a
-    mistake shows at its line before any run."""
+def bad_rules(declared: Sequence[Recipe]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(location, why) of every ast-grep rule that is malformed or that ast-grep itself refuses, checked at
+    validation so that each mistake shows at its line, all at once, before any run."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
     for i, recipe in enumerate(declared):
         for j, rule in enumerate(recipe.ast_grep or ()):
-            problem = astgrep.rule_problem(rule)
+            problem = field_problem(rule) or astgrep.rule_problem(rule)
             if problem is not None:
-                return ("recipes", i, "ast-grep", j), f"rule {rule.get('id')!r}: {problem}"
-    return None
+                found.append((("recipes", i, "ast-grep", j), f"rule {rule.get('id')!r}: {problem}"))
+    return found
 
 
 def refused_commands(declared: Sequence[Recipe], policy: Policy | None) -> tuple[int, str] | None:

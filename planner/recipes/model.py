@@ -68,12 +68,18 @@ class Command(_Strict):
 def _check_rule(rule: Any, where: str) -> None:
     if not isinstance(rule, dict):
         raise ValueError(f"{where}: an ast-grep rule is a mapping (id, language, rule, fix, ...)")
+
+
+def field_problem(rule: dict[str, Any]) -> str | None:
+    """An unknown or missing top-level field of an ast-grep rule (checked per rule, so that validation lists
+    every bad rule of a class at its own line, not only the first)."""
     unknown = sorted(set(rule) - AST_GREP_KEYS)
     if unknown:
-        raise ValueError(f"{where}: unknown ast-grep rule field(s) {', '.join(unknown)}")
+        return f"unknown ast-grep rule field(s) {', '.join(map(str, unknown))}"
     missing = [k for k in ("id", "language", "rule") if k not in rule]
     if missing:
-        raise ValueError(f"{where}: an ast-grep rule needs {', '.join(missing)}")
+        return f"an ast-grep rule needs {', '.join(missing)}"
+    return None
 
 
 class Recipe(_Strict):

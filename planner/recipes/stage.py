@@ -31,13 +31,37 @@ def scope_of(item: WorkItem) -> tuple[set[str] | None, int | None]:
     return files, (line if isinstance(line, int) else None)
 
 
+def _where(changes: list[dict[str, Any]]) -> str:
+    """`a.py` lines 3, 7; `b.py` line 2 — every change's place, file by file (a command's: the file)."""
+    by_file: dict[str, list[int]] = {}
+    for change in changes:
+        by_file.setdefault(change["file"], [])
+        if change["line"] is not None:
+            by_file[change["file"]].append(change["line"])
+    parts = []
+    for path, lines in by_file.items():
+        numbers = ", ".join(map(str, lines))
+        parts.append(f"`{path}`" + (f" line{'s' if len(lines) > 1 else ''} {numbers}" if lines else ""))
+    return "; ".join(parts)
+
+
 def _steps(rows: list[engine.Row]) -> list[str]:
+    """One step per recipe, then one line per rule that changed something: its id (and its own `message:`),
+    how many changes, and each at file and line, so the rules' lines add up to the recipe's count."""
     steps = []
     for row in rows:
         did = (f"{row.matches} change(s) in {len(row.changed)} file(s)" if row.changed
                else "no change")
         extra = f"; {len(row.findings)} finding(s) without a fix" if row.findings else ""
-        steps.append(f"{row.id} ({row.kind}): {row.files} file(s) considered, {did}{extra}")
+        lines = [f"{row.id} ({row.kind}): {row.files} file(s) considered, {did}{extra}"]
+        by_rule: dict[str, list[dict[str, Any]]] = {}
+        for change in row.changes:
+            by_rule.setdefault(change["rule"], []).append(change)
+        for rule, changes in by_rule.items():
+            message = changes[0].get("message") or ""
+            said = f" ({message})" if message else ""
+            lines.append(f"   - `{rule}`{said}: {len(changes)} change(s): {_where(changes)}")
+        steps.append("\n".join(lines))
     return steps
 
 
@@ -60,10 +84,15 @@ def run(tccm: TCCM, repo: str, home: Path, inputs: dict[str, str], item: WorkIte
     view = open_view(Path(repo), RepoContextStore(home))
     scope, line = scope_of(item)
     result = engine.run(tccm.recipes, Path(repo), view, inputs, scope, network)
+    if line is not None:  # one match's item: only the changes on its line are this item's
+        for row in result.rows:
+            row.changes = [c for c in row.changes if c["line"] in (None, line)]
+            row.matches = len(row.changes)
     rows = [asdict(r) for r in result.rows]
     # the plan (and so the report and patch) is the same on every run; times go to the stage record only
     steady = [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
-    declines = [Decline(reason=f"{r.id}: rule {f['rule']} matches `{f['text']}` (no fix: needs a hand or an LLM)",
+    declines = [Decline(reason=f"{r.id}: rule {f['rule']}" + (f" ({f['message']})" if f.get("message") else "")
+                        + f" matches `{f['text']}` (no fix: needs a hand or an LLM)",
                         file=f["file"], line=f["line"]) for r in result.rows for f in r.findings
                 if line is None or f["line"] == line]
     edits = _edits(result, line)
@@ -71,7 +100,9 @@ def run(tccm: TCCM, repo: str, home: Path, inputs: dict[str, str], item: WorkIte
         return None, declines, {"recipes": rows}
     used = [r.id for r in result.rows if r.changed]
     notes = [f"{r.id}: {n}" for r in result.rows for n in r.notes]
-    plan = Plan(summary=f"recipes {', '.join(used)}: {len(edits)} edit(s) in {len({e.file for e in edits})} "
-                        "file(s)", steps=_steps(result.rows), edits=edits, notes=notes, source="recipe",
+    changes = sum(r.matches for r in result.rows)
+    plan = Plan(summary=f"recipes {', '.join(used)}: {changes} change(s) in {len({e.file for e in edits})} file(s), "
+                        f"patched as {len(edits)} edit(s) (changes on neighbouring lines share one)",
+                steps=_steps(result.rows), edits=edits, notes=notes, source="recipe",
                 recipe=", ".join(used), data={"recipes": steady})
     return plan, declines, {"recipes": rows}

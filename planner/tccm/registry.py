@@ -124,6 +124,16 @@ def _read_source(source: SourceFile) -> SourceFile:
     return source
 
 
+def _rule_errors(source: SourceFile) -> list[TCCMError]:
+    """The file's ast-grep rules that are malformed or that ast-grep refuses (asked when the class is used or
+    validated, not when the registry is read: each rule costs an ast-grep process, cached per rule)."""
+    if source.document is None or source.located is None or not source.document.recipes:
+        return []
+    located = source.located
+    return [TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), cause)
+            for loc, cause in recipes.bad_rules(source.document.recipes)]
+
+
 def _own_flow_problems(doc: TCCMDocument) -> list[Problem]:
     """A flow's problems that this file alone decides: all of them without `extends`; with one, each
     state's own (targets, reachability and cycles are checked on the merged flow, in _surface)."""
@@ -197,6 +207,8 @@ class Registry:
             return [exc]
         if source.errors:
             return list(source.errors)
+        if _rule_errors(source):  # every bad ast-grep rule of the file, each at its line
+            return _rule_errors(source)
         try:
             self._resolve(name, ())
         except TCCMError as exc:
@@ -265,9 +277,9 @@ class Registry:
         if problem is not None:
             loc = ("recipes", problem[0], "command")
             raise TCCMError(source.display, located.line_of(loc), yamlsource.dotted(loc), problem[1])
-        refused = recipes.bad_rules(doc.recipes or ())
-        if refused is not None:
-            raise TCCMError(source.display, located.line_of(refused[0]), yamlsource.dotted(refused[0]), refused[1])
+        refused = _rule_errors(source)
+        if refused:
+            raise refused[0]
         chain = (str(source.path), *(parent.chain if parent else ()))
         digest = hashlib.sha256(source.sha256.encode())
         if parent:
