@@ -110,3 +110,18 @@ def ask(model: Any, model_name: str | None, prompt: str) -> tuple[Plan | None, d
     if parsed is None:
         return None, ledger, error
     return Plan(**parsed.model_dump(), source="llm"), ledger, None
+
+
+ANSWERED_BY = "answer (planner runs answer)"
+
+
+def answered(answers: dict[str, Any], item_id: str) -> tuple[Plan | None, dict[str, Any]]:
+    """The plan a person gave for this item with `planner runs answer` (its own id, else "*"), standing where
+    the model's would (source llm, `data.answered_by`), and its ledger line (no tokens, no cost)."""
+    raw = answers.get(item_id, answers.get("*"))
+    ledger = {"model": ANSWERED_BY, "tokens_in": 0, "tokens_out": 0, "estimated": False, "cost_usd": None,
+              "ok": raw is not None, "item": item_id}
+    if raw is None:
+        return None, ledger
+    plan = Plan(**LLMPlan.model_validate(raw).model_dump(), source="llm", data={"answered_by": "planner runs answer"})
+    return plan, ledger

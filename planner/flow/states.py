@@ -1,8 +1,9 @@
 """What each state type does when a flow reaches it. A runner gets the state's definition, the graph
 state and the flow record (which it updates), and says where to go next and why.
 
-- action: the LLM proposes a plan (structured output, citing bundle ids); without a model a plan a
-  recipe or solved example made is kept, else the item needs an LLM (its prompt is saved).
+- action: the LLM proposes a plan (structured output, citing bundle ids); under `planner runs answer`
+  the answer file's plan stands in its place (checked the same way, given once); without a model a plan
+  a recipe or solved example made is kept, else the item needs an LLM (its prompt is saved).
 - decision: the first transition whose condition holds, else the default; or, with `choose: llm`,
   the model picks among the named transitions (no model: the default).
 - recall: loads listed may_read/deferred entries into the item's bundle and brings in solved
@@ -94,6 +95,8 @@ def action(visit: Visit) -> Step:
     model, state = visit.runtime.context.model, visit.state
     bundle = Bundle.model_validate(state["bundle"])
     prompt = action_prompt(visit.name, visit.spec, state, visit.record, bundle)
+    if visit.runtime.context.answers is not None:  # `planner runs answer`: a person's plan in the model's place
+        return _answered(visit, visit.runtime.context.answers, prompt)
     if model is None:
         kept = state.get("plan")
         if kept:
@@ -121,6 +124,33 @@ def action(visit: Visit) -> Step:
     visit.record.update(apply={}, verify={}, regenerate={})  # a new plan: not applied, relocked nor tested yet
     target, why = visit.route()
     reason = f"{len(plan.edits)} edits, cites {len(plan.used_entries)} entries" + (f"; {why}" if why else "")
+    return Step(target, "planned", reason, update)
+
+
+def _answered(visit: Visit, answers: dict[str, Any], prompt: str) -> Step:
+    """The answer file's plan for this item, taken as the model's answer would be: checked to apply, then on
+    along the flow (its check, tests and policy). It is one answer: a flow that comes back to this state
+    after it (refused, tests failed) ends there with that plan, for the gate and the report to judge."""
+    state = visit.state
+    plan, ledger = llm.answered(answers, visit.item.id)
+    calls = [{**ledger, "state": visit.name}]
+    if plan is None:
+        return Step(END, "needs_llm", f"the answer file has no plan for item {visit.item.id!r}",
+                    {"pending": "needs_llm", "prompt": prompt, "llm_calls": calls})
+    if visit.record["action"].get("answered"):
+        last = visit.record["apply"].get("error") or ("the tests failed" if visit.record["verify"].get("failed")
+                                                       else "the flow came back for another plan")
+        return Step(END, "answered", f"the answered plan was already tried ({last}); an answer is not asked again")
+    problem = plan_problem(plan, state["repo"])
+    visit.record["action"] = {"ok": not problem, "failed": bool(problem), "error": problem or "", "answered": True}
+    update: dict[str, Any] = {"prompt": prompt, "llm_calls": calls}
+    if problem:
+        return Step(END, "rejected", f"the answered plan was rejected: {problem}",
+                    {**update, "pending": f"the answered plan was rejected: {problem}"})
+    update.update(plan=plan.model_dump(), pending="")
+    visit.record.update(apply={}, verify={}, regenerate={})  # a new plan: not applied, relocked nor tested yet
+    target, why = visit.route()
+    reason = f"answered by hand: {len(plan.edits)} edits" + (f"; {why}" if why else "")
     return Step(target, "planned", reason, update)
 
 

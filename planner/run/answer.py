@@ -16,19 +16,21 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
 from planner import service
+from planner.bundle.model import Bundle
 from planner.chain.llm import LLMPlan
 from planner.chain.stages import fingerprint, plan_problem
+from planner.chain.work import WorkItem
 from planner.config import Settings
-from planner.errors import PlannerError
+from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.patch.parse import PatchError, edits_from_patch
 from planner.patch.plan import Plan
-from planner.run.taskmodule import for_tccm
 from planner.store.examples import SolvedExamples
 from planner.store.runs import RunStore
 
@@ -73,6 +75,44 @@ def answer(settings: Settings, run_id: str, plan_file: Path,
                     {**options, "answers": row["id"]}, on_event=on_event, answers=answers)
 
 
+def _items_and_bundles(settings: Settings, task_class: str, root: Path,
+                       inputs: dict[str, str]) -> list[tuple[WorkItem, Bundle]]:
+    """The work items a dispatch of `task_class` on `root` would fan out over, each with the bundle its
+    solved_example_rag stage will fingerprint: the dispatch's own head nodes (load the TCCM, gather the
+    RepoContext when it is missing or stale, list the work, build the run's bundle, split it), then each
+    item's bundle scoped by its inputs. An example filed against a bootstrap bundle (never gathered) or the
+    run-level bundle would never be found again by the run it was made for."""
+    from planner.chain.stages import recipes_first
+    from planner.run import supervisor
+    from planner.run.context import RunContext
+
+    state: dict[str, Any] = {"task_class": task_class, "repo": str(root), "inputs": inputs, "options": {}}
+    runtime = SimpleNamespace(context=RunContext(settings))
+    for node in (supervisor.load_tccm, supervisor.ensure_repocontext, supervisor.list_work,
+                 supervisor.build_bundle):
+        state.update(node(state, runtime) or {})  # type: ignore[arg-type]
+        if state.get("status") in ("failed", "over_budget"):
+            raise PlannerError(str(state.get("error") or state["status"]),
+                              ExitCode(int(state.get("exit_code") or ExitCode.FAILED)))
+    state.update(supervisor.split(state))  # type: ignore[arg-type]
+    run_bundle = Bundle.model_validate(state["bundle"])
+    found = []
+    for raw in state.get("items") or []:
+        item = WorkItem.model_validate(raw)
+        if not item.inputs:
+            found.append((item, run_bundle))
+            continue
+        scoped = {**inputs, **item.inputs}
+        try:
+            bundle, _, _ = service.build_bundle(settings, task_class, root, scoped)
+        except BudgetError:
+            if not recipes_first(state["tccm"]):
+                continue  # over budget: that item goes straight to its outcome, no example is looked up
+            bundle, _, _ = service.build_bundle(settings, task_class, root, scoped, demoted=True)
+        found.append((item, bundle))
+    return found
+
+
 def add_example(settings: Settings, task_class: str, repo: Path, patch_file: Path,
                 inputs: dict[str, str]) -> dict[str, Any]:
     """File a hand-made patch as a solved example for `task_class`, as the RAG stage will look it up."""
@@ -89,15 +129,15 @@ def add_example(settings: Settings, task_class: str, repo: Path, patch_file: Pat
     problem = plan_problem(plan, str(root))
     if problem:
         raise PlannerError(f"--patch {patch_file} does not apply to {root}: {problem}")
-    bundle, _, _ = service.build_bundle(settings, task_class, root, inputs)
-    tccm = service.task_class(settings, task_class)
-    items = for_tccm(tccm.model_dump(mode="json")).split(bundle, inputs)
+    items = _items_and_bundles(settings, task_class, root, inputs)
+    if not items:
+        raise PlannerError(f"a dispatch of {task_class} on {root} has no work item to file the example under")
     run_id = "example-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     store = SolvedExamples(settings.home / "examples.sqlite")
     try:
-        for item in items:
+        for item, bundle in items:
             store.add(task_class, fingerprint(task_class, item, bundle), plan, patch, run_id)
     finally:
         store.close()
-    return {"id": run_id, "task_class": task_class, "repo": str(root), "items": [i.id for i in items],
+    return {"id": run_id, "task_class": task_class, "repo": str(root), "items": [i.id for i, _ in items],
             "edits": len(edits), "files": sorted({e.file for e in edits})}

@@ -91,7 +91,10 @@ def checked_result(state: TaskState) -> tuple[ItemResult, Plan | None]:
 
 def plan_markdown(item: WorkItem, plan: Plan) -> str:
     lines = [f"### {item.title}", "", plan.summary, ""]
-    origin = {"recipe": f"recipe `{plan.recipe}`", "solved_example": "a solved example", "llm": "the LLM"}
+    example = plan.data.get("example_run")
+    shown = f"the solved example `{example}` (similarity {plan.data.get('score')})" if example else "a solved example"
+    origin = {"recipe": f"recipe `{plan.recipe}`", "solved_example": shown,
+              "llm": "hand (`planner runs answer`)" if plan.data.get("answered_by") else "the LLM"}
     lines.append(f"Planned by {origin.get(plan.source or '', 'unknown')}.")
     if plan.steps:
         lines += ["", *[f"{i}. {step}" for i, step in enumerate(plan.steps, 1)]]
