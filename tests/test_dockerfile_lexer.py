@@ -101,3 +101,19 @@ def test_heredoc_terminator_with_crlf(tmp_path: Path) -> None:
     text = "RUN <<EOF\r\necho\r\nEOF\r\nCMD x\r\n"
     run, cmd = instructions(lexed_file(tmp_path, text))
     assert (run.end, run.heredocs[0].content, cmd.start) == (3, "echo\r\n", 4)
+
+
+def test_an_escaped_escape_char_does_not_continue(tmp_path: Path) -> None:
+    # BuildKit's rule (held by test_dockerfile_lexer_oracle.py where the `dockerfile` package is installed)
+    run, cmd = instructions(lexed_file(tmp_path, "RUN dir C:\\\\\nCMD y\n"))
+    assert (run.start, run.end, run.text, cmd.start) == (1, 1, "RUN dir C:\\\\", 2)
+    run, cmd = instructions(lexed_file(tmp_path, "# escape=`\nRUN a ``\nCMD b `\n c\n"))
+    assert (run.text, cmd.text, cmd.end) == ("RUN a ``", "CMD b  c", 4)
+
+
+def test_a_first_line_holding_only_the_escape_char(tmp_path: Path) -> None:
+    from repocontext.dockerfile.parser import build_instruction
+
+    (node,) = instructions(lexed_file(tmp_path, "  \\ \n\tCOPY a b\n"))
+    assert (node.start, node.end, node.text) == (1, 2, "\tCOPY a b")
+    assert build_instruction(node, "\\")[0].instruction.keyword == "COPY"

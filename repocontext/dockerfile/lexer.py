@@ -4,7 +4,8 @@ Every physical line ends up in exactly one node (a Trivia line or an instruction
 `raw`), so concatenating the nodes' raw text in order gives back the file.
 Docker's rules followed here: directives only at the very top (`# name=value`,
 stopping at the first other line); the escape char (`\\` or a backtick) followed
-by optional blanks at end of line continues the instruction; comment lines and
+by optional blanks at end of line continues the instruction, unless an escape
+char comes right before it (`RUN a \\\\` ends there); comment lines and
 blank lines inside a continued instruction are skipped; heredocs (`<<EOF`,
 `<<-EOF`, quoted delimiters, several per line) follow the instruction's last line
 for RUN, COPY and ADD (also under ONBUILD) unless the arguments are a JSON array.
@@ -55,6 +56,11 @@ def _body(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def _continuation(escape: str) -> re.Pattern[str]:
+    """The escape char ending a line (blanks may follow), not itself escaped: BuildKit's rule."""
+    return re.compile(f"(?<!{re.escape(escape)}){re.escape(escape)}[ \t]*\\Z")
+
+
 def _is_comment(body: str) -> bool:
     return body.lstrip(BLANKS).startswith("#")
 
@@ -63,7 +69,7 @@ class _Lexer:
     def __init__(self, text: str) -> None:
         self.lines = split_lines(text)
         self.out = Lexed()
-        self.continuation = re.compile(r"\\[ \t]*\Z")
+        self.continuation = _continuation("\\")
 
     def run(self) -> Lexed:
         i = self._directives()
@@ -87,7 +93,7 @@ class _Lexer:
                 self.out.directives[name] = value
                 if name == "escape":
                     self.out.escape = value
-                    self.continuation = re.compile(re.escape(value) + r"[ \t]*\Z")
+                    self.continuation = _continuation(value)
             self.out.nodes.append(Trivia(line=i + 1, kind="directive", raw=self.lines[i]))
             i += 1
         return i

@@ -61,7 +61,7 @@ def _form_and_args(keyword: str, value: str, escape: str) -> tuple[str, list[str
 
 def build_instruction(node: LogicalInstruction, escape: str) -> tuple[Parsed, list[tuple[int, str]]]:
     text = node.text
-    m = _KEYWORD.match(text)
+    m = _KEYWORD.search(text)  # text starts with blanks when the first line held only the escape char
     keyword_raw = m.group(0) if m else ""
     keyword = keyword_raw.upper()
     rest_start = m.end() if m else 0
