@@ -3,7 +3,9 @@
 Patterns use POSIX separators. `*` and `?` never cross a `/`; `**` as a whole
 segment matches zero or more directories; `[...]` is a character class.
 A pattern without a `/` matches at any depth (like .gitignore), so
-`Dockerfile` finds `svc/Dockerfile` too.
+`Dockerfile` finds `svc/Dockerfile` too; a pattern that starts with `/` is
+anchored at the repository root (as in .gitignore), so `/Dockerfile` finds
+only the root one. Any other pattern with a `/` is relative to the root.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ def check_glob(pattern: str) -> None:
         raise GlobError("glob is empty")
     if "\\" in pattern:
         raise GlobError(f"glob {pattern!r} uses a backslash; use '/' separators")
-    if pattern.startswith("/") or re.match(r"^[A-Za-z]:", pattern) or pattern.startswith("~"):
-        raise GlobError(f"glob {pattern!r} is absolute; globs are relative to the repository root")
+    if pattern.startswith("//") or re.match(r"^[A-Za-z]:", pattern) or pattern.startswith("~"):
+        raise GlobError(f"glob {pattern!r} is absolute; globs are relative to the repository root "
+                        "(a leading '/' anchors a pattern at the root: /README.md)")
+    if pattern.strip().startswith("/") and not pattern.strip().strip("/."):
+        raise GlobError(f"glob {pattern!r} names no file (a leading '/' anchors a pattern at the root: /README.md)")
     if any(part == ".." for part in pattern.split("/")):
         raise GlobError(f"glob {pattern!r} escapes the repository ('..')")
     if "\0" in pattern:
@@ -101,10 +106,11 @@ def _class_char(char: str) -> str:
 @lru_cache(maxsize=1024)
 def _compile(pattern: str) -> re.Pattern[str]:
     pattern = pattern.strip()
+    anchored = pattern.startswith("/")  # `/README.md`: at the root only, as in .gitignore
     if pattern.startswith("./"):
         pattern = pattern[2:]
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
-    if len(parts) == 1 and parts[0] != "**":
+    if len(parts) == 1 and parts[0] != "**" and not anchored:
         parts = ["**", parts[0]]  # bare name: any depth
     regex = ""
     for index, part in enumerate(parts):
@@ -150,9 +156,10 @@ class PathIndex:
 
     def match(self, pattern: str) -> list[str]:
         # Each regex is compiled only when needed (compiling is most of a small gather's matching).
+        anchored = pattern.strip().startswith("/")  # `/README.md`: the root's only
         parts = [p for p in pattern.strip().removeprefix("./").split("/") if p not in ("", ".")]
         last = parts[-1] if parts else "**"
-        anywhere = all(p == "**" for p in parts[:-1])  # no directory part but `**`
+        anywhere = all(p == "**" for p in parts[:-1]) and not (anchored and len(parts) == 1)
         if anywhere and not _SPECIAL.search(last):
             return list(self.by_name.get(last, ()))  # a plain name at any depth: no regex (half a gather's globs)
         if parts == ["**"]:

@@ -35,6 +35,15 @@ PATHS = sorted([
     ("**/*entrypoint*.sh", ["scripts/docker-entrypoint.sh", "scripts/entrypoint.sh"]),
     ("**/.env*", [".env", "config/.env.local"]),
     ("**/*.rs", []),
+    # a leading `/` anchors at the root, as in .gitignore; a bare name matches at any depth
+    ("/Dockerfile", ["Dockerfile"]),
+    ("/README.md", ["README.md"]),
+    ("/*.txt", ["requirements-dev.txt", "requirements.txt", "weird name [1].txt"]),
+    ("/svc/Dockerfile*", ["svc/Dockerfile", "svc/Dockerfile.prod"]),
+    ("/**/Dockerfile", ["Dockerfile", "svc/Dockerfile"]),
+    ("/tests/**", ["tests/test_mod.py", "tests/unit/test_deep.py"]),
+    ("/.env", [".env"]),
+    ("/nothing.md", []),
 ])
 def test_glob_semantics_and_index_agree(pattern: str, expected: list[str]) -> None:
     check_glob(pattern)
@@ -48,8 +57,8 @@ def test_star_does_not_cross_directories() -> None:
     assert match("src/*/mod.py", "src/pkg/mod.py")
 
 
-@pytest.mark.parametrize("pattern", ["", " ", "../x", "a/../../b", "/etc/passwd", "~/.ssh/id_rsa", "C:/x",
-                                     "a\\b", "[abc"])
+@pytest.mark.parametrize("pattern", ["", " ", "../x", "a/../../b", "//etc/passwd", "/../x", "/", "~/.ssh/id_rsa",
+                                     "C:/x", "a\\b", "[abc"])
 def test_bad_globs_are_refused(pattern: str) -> None:
     with pytest.raises(GlobError):
         check_glob(pattern)
@@ -65,6 +74,8 @@ def test_bad_globs_are_refused(pattern: str) -> None:
     "*", "**/*", "src/*", "*.py", "**/*.Dockerfile", "svc/*Dockerfile", "*[1].txt", "**/*]1].txt", "*.env.local",
     # a name whose only magic is `*` is string tests; a literal folder is compared, not compiled
     "**/m*d.py", "**/*o*.*", "a/b/c/*.go", "svc/Dockerfile", "a/b/c/d.go", "src/*/*", "*e*n*v*", "scripts/*entry*.sh",
+    # anchored at the root
+    "/Dockerfile", "/*", "/**", "/*.md", "/[Rr]EADME.md", "/{README,x}.md", "/src/*/*.py", "/ d.go", "/a/**",
 ])
 def test_the_index_matches_exactly_what_a_scan_matches(pattern: str) -> None:
     assert PathIndex(PATHS).match(pattern) == [p for p in PATHS if match(pattern, p)]
@@ -74,7 +85,7 @@ def test_the_index_matches_exactly_what_a_scan_matches(pattern: str) -> None:
 @given(st.lists(st.sampled_from(["*", "**", "a", "b", ".", "py", "[ab]", "?", "{a,b}", "]", "-", " "]),
                 min_size=1, max_size=4),
        st.lists(st.text(alphabet="ab.py-] ", min_size=1, max_size=5), min_size=1, max_size=3),
-       st.sampled_from(["", "**/", "a/", "a/b/", "b/*/", "a/**/", " a/"]))
+       st.sampled_from(["", "**/", "a/", "a/b/", "b/*/", "a/**/", " a/", "/", "/a/", "/**/"]))
 def test_the_index_agrees_with_a_scan_on_generated_globs(name: list[str], dirs: list[str], folder: str) -> None:
     paths = sorted({"/".join(dirs[:i]) + ("/" if i else "") + d for i in range(len(dirs)) for d in dirs})
     pattern = folder + "".join(name)
@@ -94,13 +105,16 @@ def test_a_malformed_name_is_refused_by_the_index_too() -> None:
 
 
 # Our semantics in wcmatch's terms: `*`, `?` and classes match a leading dot (DOTGLOB), `**` as a whole
-# segment is any number of directories (GLOBSTAR), and a pattern without `/` matches at any depth.
+# segment is any number of directories (GLOBSTAR), a pattern without `/` matches at any depth, and one that
+# starts with `/` is anchored at the root: wcmatch reads that as an absolute path, so the anchor goes first.
 _WCMATCH_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
 _PATTERN_TOKENS = ["a", "b", "c", ".", "*", "?", "[!a]", "[^a]", "[a-c]", "[!a-b]", "[.-0]", "[]a]"]
 _SEGMENTS = st.text(alphabet="abc.-_0", min_size=1, max_size=4).filter(lambda s: s not in (".", ".."))
 
 
 def _wcmatch(pattern: str, path: str) -> bool:
+    if pattern.startswith("/"):
+        return wcglob.globmatch(path, pattern[1:], flags=_WCMATCH_FLAGS)
     return wcglob.globmatch(path, pattern if "/" in pattern else "**/" + pattern, flags=_WCMATCH_FLAGS)
 
 
@@ -108,8 +122,9 @@ def _wcmatch(pattern: str, path: str) -> bool:
 @given(st.lists(st.one_of(st.just("**"), st.lists(st.sampled_from(_PATTERN_TOKENS), min_size=1, max_size=4)
                           .map("".join).filter(lambda s: s not in (".", ".."))), min_size=1, max_size=4)
        .map("/".join),
-       st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join))
-def test_the_matcher_agrees_with_wcmatch(pattern: str, path: str) -> None:
+       st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join), st.sampled_from(["", "/"]))
+def test_the_matcher_agrees_with_wcmatch(pattern: str, path: str, anchor: str) -> None:
+    pattern = anchor + pattern
     check_glob(pattern)
     assert match(pattern, path) == _wcmatch(pattern, path), (pattern, path)
 

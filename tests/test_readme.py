@@ -62,3 +62,27 @@ def test_the_task_class_it_shows(make_repo: Callable[..., Path], home: Path, tmp
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "succeeded" and "-# old\n+# Widget\n" in result["patch"]
+
+
+def test_its_anchored_globs_change_only_the_root_readme(make_repo: Callable[..., Path], home: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _blocks("yaml")[0]
+    assert "files: [/README.md]" in text and "paths: [/README.md]" in text
+    name = yaml.safe_load(text)["task_class"]
+    folder = tmp_path / "anchored-classes"
+    folder.mkdir()
+    (folder / f"{name}.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.setenv("PLANNER_TASK_CLASS_PATH", str(folder))
+    repo = make_repo({"README.md": "# old\n", "docs/README.md": "# docs\n", "pkg/sub/README.md": "# sub\n"})
+    done = _planner("dispatch", name, "--repo", str(repo), "-i", "title=Widget", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "succeeded"
+    changed = re.findall(r"^diff --git a/(\S+) ", result["patch"], re.MULTILINE)
+    assert changed == ["README.md"], result["patch"]  # the two READMEs in subfolders are left alone
+    assert "-# old\n+# Widget\n" in result["patch"]
+    # an unanchored README.md still matches at any depth
+    (folder / f"{name}.yaml").write_text(text.replace("/README.md", "README.md"), encoding="utf-8")
+    anywhere = json.loads(_planner("dispatch", name, "--repo", str(repo), "-i", "title=Widget", "--json").stdout)
+    assert sorted(re.findall(r"^diff --git a/(\S+) ", anywhere["patch"], re.MULTILINE)) == [
+        "README.md", "docs/README.md", "pkg/sub/README.md"]

@@ -89,11 +89,18 @@ def test_entry_with_neither(tmp_path: Path) -> None:
     assert ":10: may_read[0]: an entry needs exactly one of 'key', 'files_of' or 'glob'" in message
 
 
-@pytest.mark.parametrize("glob", ["../secrets/*", "/etc/passwd", "a/../../b", "~/x", "C:/x"])
+@pytest.mark.parametrize("glob", ["../secrets/*", "//etc/passwd", "/../x", "a/../../b", "~/x", "C:/x"])
 def test_globs_that_escape_the_repo(tmp_path: Path, glob: str) -> None:
     message = _one(tmp_path, VALID.replace('"**/*.py"', f'"{glob}"'))
     assert ":8: should_read[0].glob:" in message
     assert "escapes" in message or "absolute" in message
+
+
+def test_a_leading_slash_anchors_a_glob_at_the_root(tmp_path: Path) -> None:
+    # `/README.md` is the root README (as in .gitignore), not an absolute path
+    assert _errors(tmp_path, VALID.replace('"**/*.py"', '"/README.md"')) == []
+    tccm = Registry([tmp_path / "tc"]).get("demo")
+    assert [e.glob for e in tccm.should_read] == ["/README.md"]
 
 
 def test_bootstrap_glob_escaping(tmp_path: Path) -> None:

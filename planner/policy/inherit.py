@@ -17,8 +17,12 @@ from repocontext.globs import match
 
 def _inside(pattern: str, parents: Sequence[str]) -> bool:
     """A glob is provably inside a parent's when it is one of them or a parent glob matches it as a
-    path (e.g. `api/Dockerfile*` inside `**/Dockerfile*`); anything else counts as wider."""
-    return pattern in parents or any(match(parent, pattern) for parent in parents)
+    path (e.g. `api/Dockerfile*` inside `**/Dockerfile*`); anything else counts as wider. An anchored
+    `/README.md` is read as the path it names, a bare name as `**/NAME` (it matches at any depth), so
+    `README.md` is not inside `/README.md` but `/README.md` is inside `README.md`."""
+    stripped = pattern.strip()
+    as_path = stripped[1:] if stripped.startswith("/") else (stripped if "/" in stripped else "**/" + stripped)
+    return pattern in parents or any(match(parent, as_path) for parent in parents)
 
 
 def wider(name: str, parent: object, child: object) -> str | None:
