@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ def _outcomes(state: RunState) -> list[ItemResult]:
 
 
 def _test_command(runtime: NodeRuntime, repo: Path) -> str | None:
-    context = RepoContextStore(runtime.context.settings.home).load_lazy(repo) or {}  # parses one section
+    context: Mapping[str, Any] = RepoContextStore(runtime.context.settings.home).load_lazy(repo) or {}  # one section
     return (context.get("conventions") or {}).get("test_command")
 
 

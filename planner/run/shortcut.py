@@ -31,7 +31,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Any, Protocol, cast, get_type_hints
 
 from planner import tokens
 from planner.errors import ExitCode, Interrupted, PlannerError
@@ -41,6 +41,13 @@ from planner.run.state import RunState
 from planner.store.runs import RunStore
 
 Node = Callable[[Any, Any], dict[str, Any]]
+
+
+class GraphNode(Protocol):
+    """A node as the graph calls it (by keyword: `runtime=`)."""
+
+    def __call__(self, state: RunState, runtime: NodeRuntime) -> dict[str, Any]: ...
+
 ENABLED = True  # tests switch it off to compare a run of the graph with a run finished here
 
 
@@ -123,7 +130,7 @@ def head(start: dict[str, Any], context: RunContext, runs: RunStore) -> Head:
     return Head(state, dict(steps))
 
 
-def replayed(name: str, node: Node) -> Node:
+def replayed(name: str, node: Node) -> GraphNode:
     """The graph's head node `name`: the update it made for this run before the graph (RunContext.ahead), once,
     where there is one; otherwise the node itself (a run started in the graph, a resumed one)."""
 
@@ -139,7 +146,8 @@ def replayed(name: str, node: Node) -> Node:
 
 def needs_graph(state: dict[str, Any]) -> bool:
     """Whether the run may have work items: listed ones, or a class whose items only `split` knows."""
-    return supervisor.has_work(state) or not supervisor.items_known(state)
+    run_state = cast(RunState, state)  # the head's state (RunState's keys) in a plain dict: see _merge
+    return supervisor.has_work(run_state) or not supervisor.items_known(run_state)
 
 
 def finish(state: dict[str, Any], context: RunContext, runs: RunStore) -> dict[str, Any]:

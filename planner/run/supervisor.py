@@ -58,7 +58,7 @@ def ensure_repocontext(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     advisories = state["options"].get("advisories") or None
     try:
         view = open_view(root, store) if store.latest_path(root) else None
-        freshness = view.freshness() if view is not None else "none"
+        freshness: str = view.freshness() if view is not None else "none"
         if freshness == "fresh" and service.sources_changed(view.context if view else None, root, advisories):
             freshness = "other-advisories"
     except StoreError:
@@ -104,7 +104,7 @@ def list_work(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     said = module.coverage(context, state["options"])
     covered = {"coverage": said} if said is not None else {}  # what the run read, stated in all it reports
     items = module.list_work(context, state["inputs"]) if context is not None else None
-    if items is None:
+    if context is None or items is None:
         return covered  # bootstrap, or a task class that splits its run bundle: `split` does it
     note = module.nothing_listed(context, state["inputs"]) if not items else ""
     return {**covered, "items": [item.model_dump() for item in items], "per_item": list(module.item_inputs),
@@ -187,11 +187,12 @@ def _merge(state: RunState, results: list[ItemResult]) -> str:
         try:
             apply_edits(reader(state["repo"]), [*accepted, *edits])
         except EditError as exc:
-            edits = _unregenerated(state, result, accepted)
-            if edits is None:
+            unregenerated = _unregenerated(state, result, accepted)
+            if unregenerated is None:
                 result.status, result.error = "failed", f"its edits clash with another item's: {exc}"
                 result.report += f"\n**Not applied**: {result.error}\n"
                 continue
+            edits = unregenerated
         accepted += edits
     # only what `git apply --check` accepts is reported; an item whose file's diff it refuses fails
     return unified_diff(gated_files(state["repo"], results, PATCHED)) if accepted else ""

@@ -4,12 +4,11 @@ whole job is checking and reporting a plan. Lives in the engine, so the engine n
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from planner.bundle.view import reader
 from planner.chain.recipes import Decline
-from planner.chain.work import Blocker, ItemResult, WorkItem
+from planner.chain.work import Blocker, ItemResult, ItemStatus, WorkItem
 from planner.patch import paths
 from planner.patch.plan import EditError, Plan, apply_edits
 from planner.run.context import RunContext
@@ -45,7 +44,7 @@ def pending_result(state: TaskState) -> ItemResult | None:
                         for d in declined)
         return ItemResult(item=item, status="blocked", report=f"### {item.title}\n\n**Blocked:**\n\n{shown}",
                           error="; ".join(d.reason for d in declined), prompt=state.get("prompt"), blockers=blockers)
-    status = "needs_llm" if pending == "needs_llm" else "failed"
+    status: ItemStatus = "needs_llm" if pending == "needs_llm" else "failed"
     why = ("no recipe or solved example applies and no model is configured (--model or PLANNER_MODEL); "
            "the exact prompt is saved with the run") if status == "needs_llm" else pending
     return ItemResult(item=item, status=status, report=f"### {item.title}\n\n{why}\n", error=why,
@@ -107,7 +106,13 @@ def plan_markdown(item: WorkItem, plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def single_step_graph(execute: Callable[[TaskState], dict[str, Any]]) -> Any:
+class Execute(Protocol):
+    """A task class's one step, as the graph calls it (by keyword: `state=`)."""
+
+    def __call__(self, state: TaskState) -> dict[str, Any]: ...
+
+
+def single_step_graph(execute: Execute) -> Any:
     """A task subgraph with one node: for task classes whose whole job is checking and reporting a plan."""
     from langgraph.graph import END, START, StateGraph  # only where the graph is built: listing work needs none
 
