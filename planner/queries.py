@@ -28,6 +28,8 @@ def tccm_summary(tccm: TCCM) -> dict[str, Any]:
         "budget": tccm.budget.model_dump(),
         **{band: len(tccm.band(band)) for band in BANDS},
         "flow": _flow_summary(tccm), "policy": policy_summary(tccm.policy),
+        "inputs": {name: {"description": spec.description, "required": spec.required}
+                   for name, spec in sorted(tccm.accepted_inputs().items())},
     }
 
 

@@ -46,8 +46,20 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"planner (tccm-planner) {version('tccm-planner')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("planner (tccm-planner) unknown version: not installed (pip install -e .)")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                            help="Print the installed version and exit.")) -> None:
     """Task-class context manifests, provenance-logged context bundles and the maintenance planner."""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -39,14 +39,14 @@ def list_command(as_json: JsonOpt = False) -> None:
         emit_json(rows)
         return
     table = Table("task class", "version", "must/should/may", "tokens/files", "flow", "policy", "file in service",
-                  "description")
+                  "description", "inputs (* required)")
     table.columns[0].no_wrap = True
     table.columns[5].max_width = 40
     table.columns[7].max_width = 50
     for row in rows:
         if not row["valid"]:
             table.add_row(str(row["task_class"]), "-", "-", "-", "-", "-", "-",
-                          "[red]invalid[/red]: " + escape(row["errors"][0]))
+                          "[red]invalid[/red]: " + escape(row["errors"][0]), "-")
             continue
         budget = row["budget"]
         bands = f"{row['must_read']}/{row['should_read']}/{row['may_read']}"
@@ -54,15 +54,20 @@ def list_command(as_json: JsonOpt = False) -> None:
         shown = _display(str(row["path"])) + "".join(f"\n(overrides {p})" for p in row["overrides"])
         table.add_row(str(row["task_class"]), str(row["version"]), bands,
                       f"{budget['max_tokens']}/{budget['max_files']}", _flow_cell(row["flow"]),
-                      escape(str(row["policy"])), escape(shown), description)
+                      escape(str(row["policy"])), escape(shown), description, escape(_inputs_cell(row["inputs"])))
     console.print(table)
 
 
-def _flow_cell(flow: dict[str, object] | None) -> str:
+def _inputs_cell(inputs: dict[str, dict[str, object]]) -> str:
+    """`title*, package`: the inputs a run may pass (`--input NAME=VALUE`), required ones starred."""
+    return ", ".join(name + ("*" if spec.get("required") else "") for name, spec in inputs.items()) or "—"
+
+
+def _flow_cell(flow: dict[str, Any] | None) -> str:
     """`7 states` (`, 3 inherited`), or — for a class that runs the chain's single plan."""
     if flow is None:
         return "—"
-    inherited = len(flow["inherited"])  # type: ignore[arg-type]
+    inherited = len(flow["inherited"])
     return f"{flow['states']} states" + (f", {inherited} inherited" if inherited else "")
 
 
@@ -155,7 +160,7 @@ def validate_command(
     """Check TCCM files strictly. Exit 0 when all are valid, 1 otherwise."""
     registry = service.registry(Settings.from_env())
     errors = registry.validate_files(paths) if paths else registry.validate()
-    checked = len(paths) if paths else len(registry.names())
+    checked = sum(_file_count(p) for p in paths) if paths else len(registry.names())
     names = registry.names() if not paths else sorted({s.document.task_class for s in registry.sources
                                                        if s.document and any(s.path.resolve() == p.resolve()
                                                                              or p.resolve() in s.path.resolve().parents
@@ -173,6 +178,11 @@ def validate_command(
             console.print(f"ok: {checked} task class file(s) valid")
     if errors:
         raise typer.Exit(int(ExitCode.INVALID))
+
+
+def _file_count(path: Path) -> int:
+    """The TCCM files a validate argument names: a directory's *.yaml and *.yml, else the file itself."""
+    return len([*path.glob("*.yaml"), *path.glob("*.yml")]) if path.is_dir() else 1
 
 
 @app.command("schema")

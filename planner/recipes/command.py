@@ -63,7 +63,8 @@ def run(spec: Command, repo: Path, in_scope: set[str], network: bool,
     except sandbox.SandboxUnavailable as exc:
         raise CommandError(str(exc)) from None
     if shutil.which(spec.run[0]) is None and not Path(spec.run[0]).is_absolute():
-        raise CommandError(f"{spec.run[0]!r} is not installed (not on PATH)")
+        hint = {"ruff": "pip install ruff", "ast-grep": "pip install ast-grep-cli"}.get(spec.run[0])
+        raise CommandError(f"{spec.run[0]!r} is not installed (not on PATH)" + (f"; {hint}" if hint else ""))
     with sandbox.workspace("command") as scratch:
         copy = scratch / "repo"
         _copy(repo, copy, edited or {})

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.errors import ExitCode, PlannerError
+from planner.errors import EnvironmentProblem, ExitCode, PlannerError
 from planner.patch import paths
 from repocontext.home import user_umask
 
@@ -36,6 +36,18 @@ def check_clean(repo: Path) -> None:
         raise PlannerError(f"{repo} is not a git repository; --apply commits on a new branch")
     if _git(repo, "status", "--porcelain", "--untracked-files=no").strip():
         raise PlannerError(f"{repo} has uncommitted changes; commit or stash them before --apply")
+    check_identity(repo)
+
+
+def check_identity(repo: Path) -> None:
+    """--apply makes a commit: without a name and email git would refuse it after the run, so it is refused
+    before, as the environment it is (exit 6), saying how to set them."""
+    for ident in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        proc = subprocess.run(["git", "-C", str(repo), "var", ident], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise EnvironmentProblem(f"git has no identity to commit with in {repo}; --apply commits on a new "
+                                     "branch: set one (git config --global user.name 'Your Name'; git config "
+                                     "--global user.email you@example.com)")
 
 
 def _where(repo: Path) -> list[str]:
@@ -137,7 +149,8 @@ def apply_run(settings: Settings, task_class: str, state: dict[str, Any]) -> Non
     except PlannerError as exc:
         RunStore(settings.home).set_status(state["run_id"], "failed")
         patch = (state.get("artifacts") or {}).get("patch", "the run's patch")
-        state.update(status="failed", exit_code=int(ExitCode.FAILED),
+        state.update(status="failed", exit_code=int(exc.exit_code if isinstance(exc, EnvironmentProblem)
+                                                     else ExitCode.FAILED),
                      error=f"--apply refused: {exc.message}; the patch is at {patch}")
         return
     state["branch"] = branch
