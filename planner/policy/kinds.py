@@ -10,14 +10,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from repocontext.deps.files import file_kind
 from repocontext.globs import match
 
-LOCKFILES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
-                       "uv.lock", "go.sum", "Pipfile.lock", "Cargo.lock", "Gemfile.lock", "composer.lock",
-                       "pdm.lock", "conda-lock.yml"})
-MANIFESTS = ("*requirements*.txt", "**/requirements/*.txt", "*requirements*.in", "constraints*.txt", "pyproject.toml",
-             "setup.cfg", "setup.py", "Pipfile", "package.json", "go.mod", "Cargo.toml", "Gemfile", "composer.json",
-             "tox.ini", "pom.xml", "build.gradle", "build.gradle.kts", "environment.yml", "environment.yaml")
 # Checked in order: the first kind whose globs match wins.
 BY_NAME: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compose", ("docker-compose*.yml", "docker-compose*.yaml", "compose.yml", "compose.yaml", "compose.*.y*ml")),
@@ -53,10 +48,9 @@ def kind_of(path: str, known: Mapping[str, str] | None = None) -> str:
     if known and path in known:
         return known[path]
     name = path.rpartition("/")[2]
-    if name in LOCKFILES:
-        return "lockfile"
-    if any(match(pattern, path) for pattern in MANIFESTS):
-        return "manifest"
+    named = file_kind(path)  # the one list of manifest and lockfile names (repocontext/deps/files.py)
+    if named is not None:
+        return named
     if _DOCKERFILE.search(name):
         return "dockerfile"
     for kind, patterns in BY_NAME:

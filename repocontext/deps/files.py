@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from repocontext import globs
+from repocontext.paths import split_path
 
 # A manifest (requirement file, pyproject.toml, package.json, ...) larger than this is skipped with a note, not
 # parsed: real ones are kilobytes (a hashed pip-compile output of a large service, ~100 KB), and a 2 MB
@@ -53,3 +54,66 @@ def manifest_bound() -> int:
 
 def skipped_note(path: str, size: int, bound: int) -> str:
     return f"skipped: {path} ({size} bytes over the {bound}-byte bound)"
+
+
+# file name -> (build system, ecosystem or None, manifest kind or None)
+KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
+    "pyproject.toml": ("pyproject", "PyPI", "manifest"),
+    "setup.py": ("setuptools", "PyPI", "manifest"),
+    "setup.cfg": ("setuptools", "PyPI", "manifest"),
+    "Pipfile": ("pipenv", "PyPI", "manifest"),
+    "Pipfile.lock": ("pipenv", "PyPI", "lockfile"),
+    "poetry.lock": ("poetry", "PyPI", "lockfile"),
+    "uv.lock": ("uv", "PyPI", "lockfile"),
+    "package.json": ("npm", "npm", "manifest"),
+    "package-lock.json": ("npm", "npm", "lockfile"),
+    "npm-shrinkwrap.json": ("npm", "npm", "lockfile"),
+    "yarn.lock": ("yarn", "npm", "lockfile"),
+    "pnpm-lock.yaml": ("pnpm", "npm", "lockfile"),
+    "go.mod": ("go", "Go", "manifest"),
+    "go.sum": ("go", "Go", "lockfile"),
+    "Cargo.toml": ("cargo", "crates.io", "manifest"),
+    "Cargo.lock": ("cargo", "crates.io", "lockfile"),
+    "pom.xml": ("maven", "Maven", "manifest"),
+    "build.gradle": ("gradle", "Maven", "manifest"),
+    "build.gradle.kts": ("gradle", "Maven", "manifest"),
+    "gradle.lockfile": ("gradle", "Maven", "lockfile"),
+    "packages.lock.json": ("dotnet", "NuGet", "lockfile"),
+    "Gemfile": ("bundler", "RubyGems", "manifest"),
+    "Gemfile.lock": ("bundler", "RubyGems", "lockfile"),
+    "composer.json": ("composer", "Packagist", "manifest"),
+    "composer.lock": ("composer", "Packagist", "lockfile"),
+    "Makefile": ("make", None, None),
+    "GNUmakefile": ("make", None, None),
+    "CMakeLists.txt": ("cmake", None, None),
+    "tox.ini": ("tox", "PyPI", "manifest"),  # its testenv `deps` are pip requirements
+    "noxfile.py": ("nox", None, None),
+}
+
+
+def classify(path: str) -> tuple[str, str | None, str | None] | None:
+    """(build system, ecosystem, manifest kind) for a build-relevant path, else None. The one list of
+    manifest and lockfile names: the build and dependencies probes, the policy's file kinds
+    (planner/policy/kinds.py) and the honest-outcome check all read it."""
+    _, name = split_path(path)
+    if name in KNOWN_FILES:
+        return KNOWN_FILES[name]
+    if name.endswith(".csproj"):
+        return ("dotnet", "NuGet", "manifest")
+    if is_requirements_file(path):
+        return ("pip", "PyPI", "manifest")
+    if is_conda_environment(path):
+        return ("conda", "conda", "manifest")  # conda packages, and pip requirements under `- pip:`
+    return None
+
+# Lockfiles no probe classifies (no parser reads them yet), still lockfiles to a policy's `file_kinds`.
+OTHER_LOCKFILES = frozenset({"pdm.lock", "conda-lock.yml"})
+
+
+def file_kind(path: str) -> str | None:
+    """"manifest" or "lockfile" for a path named like one, else None (the policy's answer without a
+    RepoContext)."""
+    found = classify(path)
+    if found is not None and found[2] is not None:
+        return found[2]
+    return "lockfile" if path.rpartition("/")[2] in OTHER_LOCKFILES else None

@@ -11,60 +11,17 @@ import hashlib
 from pathlib import PurePosixPath
 
 from repocontext.deps.common import may_be_compiled
-from repocontext.deps.files import CONDA_GLOBS, REQUIREMENTS_GLOBS, is_conda_environment, is_requirements_file
+from repocontext.deps.files import (
+    CONDA_GLOBS,
+    KNOWN_FILES,
+    REQUIREMENTS_GLOBS,
+    classify,
+    is_conda_environment,
+    is_requirements_file,
+)
 from repocontext.model import BuildSystem, Manifest
-from repocontext.paths import split_path
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
 from repocontext.secrets import RULES_DIGEST
-
-# file name -> (build system, ecosystem or None, manifest kind or None)
-KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
-    "pyproject.toml": ("pyproject", "PyPI", "manifest"),
-    "setup.py": ("setuptools", "PyPI", "manifest"),
-    "setup.cfg": ("setuptools", "PyPI", "manifest"),
-    "Pipfile": ("pipenv", "PyPI", "manifest"),
-    "Pipfile.lock": ("pipenv", "PyPI", "lockfile"),
-    "poetry.lock": ("poetry", "PyPI", "lockfile"),
-    "uv.lock": ("uv", "PyPI", "lockfile"),
-    "package.json": ("npm", "npm", "manifest"),
-    "package-lock.json": ("npm", "npm", "lockfile"),
-    "npm-shrinkwrap.json": ("npm", "npm", "lockfile"),
-    "yarn.lock": ("yarn", "npm", "lockfile"),
-    "pnpm-lock.yaml": ("pnpm", "npm", "lockfile"),
-    "go.mod": ("go", "Go", "manifest"),
-    "go.sum": ("go", "Go", "lockfile"),
-    "Cargo.toml": ("cargo", "crates.io", "manifest"),
-    "Cargo.lock": ("cargo", "crates.io", "lockfile"),
-    "pom.xml": ("maven", "Maven", "manifest"),
-    "build.gradle": ("gradle", "Maven", "manifest"),
-    "build.gradle.kts": ("gradle", "Maven", "manifest"),
-    "gradle.lockfile": ("gradle", "Maven", "lockfile"),
-    "packages.lock.json": ("dotnet", "NuGet", "lockfile"),
-    "Gemfile": ("bundler", "RubyGems", "manifest"),
-    "Gemfile.lock": ("bundler", "RubyGems", "lockfile"),
-    "composer.json": ("composer", "Packagist", "manifest"),
-    "composer.lock": ("composer", "Packagist", "lockfile"),
-    "Makefile": ("make", None, None),
-    "GNUmakefile": ("make", None, None),
-    "CMakeLists.txt": ("cmake", None, None),
-    "tox.ini": ("tox", "PyPI", "manifest"),  # its testenv `deps` are pip requirements
-    "noxfile.py": ("nox", None, None),
-}
-
-
-def classify(path: str) -> tuple[str, str | None, str | None] | None:
-    """(build system, ecosystem, manifest kind) for a build-relevant path, else None."""
-    _, name = split_path(path)
-    if name in KNOWN_FILES:
-        return KNOWN_FILES[name]
-    if name.endswith(".csproj"):
-        return ("dotnet", "NuGet", "manifest")
-    if is_requirements_file(path):
-        return ("pip", "PyPI", "manifest")
-    if is_conda_environment(path):
-        return ("conda", "conda", "manifest")  # conda packages, and pip requirements under `- pip:`
-    return None
-
 
 # Every path `classify` accepts matches one of these (it then decides): the index finds them by base name.
 CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), "**/*.csproj", *REQUIREMENTS_GLOBS, *CONDA_GLOBS)
