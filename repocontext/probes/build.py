@@ -17,7 +17,6 @@ from repocontext.deps.files import (
     REQUIREMENTS_GLOBS,
     classify,
     is_conda_environment,
-    is_requirements_file,
 )
 from repocontext.model import BuildSystem, Manifest
 from repocontext.probe import Probe, ProbeContext, ProbeOutput
