@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 CLASS = """\
@@ -97,12 +98,14 @@ def test_the_report_lists_each_rules_changes_with_totals_that_match_the_patch(
     assert changed == set().union(*(places for _, _, places in per_rule.values()))
 
 
+@pytest.mark.parametrize("fan_out", ["", "work_items: {per: match}"])
 def test_a_rule_without_fix_puts_its_message_in_the_blocker(
-        home: Path, tccm_dir: Callable[..., Path], make_repo: Callable[..., Path]) -> None:
-    tccm_dir({"no-eval": """\
+        home: Path, tccm_dir: Callable[..., Path], make_repo: Callable[..., Path], fan_out: str) -> None:
+    tccm_dir({"no-eval": f"""\
         task_class: no-eval
         version: 1
         description: Find eval calls.
+        {fan_out}
         recipes:
           - id: no-eval@1
             files: ["**/*.py"]
@@ -110,14 +113,15 @@ def test_a_rule_without_fix_puts_its_message_in_the_blocker(
               id: eval-call
               language: python
               message: eval runs arbitrary code; parse the value instead
-              rule: {pattern: "eval($X)"}
+              rule: {{pattern: "eval($X)"}}
         """})
     repo = make_repo({"app.py": "x = 1\ny = eval(input())\n"})
     done = run_cli("dispatch", "no-eval", "--repo", str(repo))
     assert done.returncode == 8, done.stdout + done.stderr
-    blocker = next(line for line in done.stdout.splitlines() if "eval-call" in line)
-    assert "app.py" in blocker and "2" in blocker
-    assert "eval runs arbitrary code; parse the value instead" in blocker
+    blocker = next(line for line in done.stdout.splitlines() if line.startswith("- app.py:2: "))
+    assert "rule eval-call (eval runs arbitrary code; parse the value instead) matches `eval(input())`" in blocker
+    if fan_out:  # the item a match makes is titled with the rule's message too
+        assert "### app.py:2: eval-call (eval runs arbitrary code; parse the value instead)" in done.stdout
 
 
 def test_validate_lists_every_rule_ast_grep_refuses_with_its_whole_message(tmp_path: Path) -> None:

@@ -43,7 +43,8 @@ def _per_match(tccm: TCCM, view: RepoView, inputs: Mapping[str, str]) -> list[Wo
             items.append(_item("match", f"{path}:{edit.line}", f"{path}:{edit.line}: {first[:80]}",
                                {"file": path}, file=path, line=edit.line))
     for row in result.rows:
-        items += [_item("match", f"{f['file']}:{f['line']}", f"{f['file']}:{f['line']}: {f['rule']}",
+        items += [_item("match", f"{f['file']}:{f['line']}", f"{f['file']}:{f['line']}: {f['rule']}"
+                        + (f" ({f['message']})" if f.get("message") else ""),
                         {"file": f["file"]}, file=f["file"], line=f["line"]) for f in row.findings]
     unique = {i.id: i for i in items}  # a finding on a line a fix also changes is one item
     return sorted(unique.values(), key=lambda i: (i.data["file"], i.data["line"]))
