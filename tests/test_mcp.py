@@ -21,8 +21,9 @@ from conftest import free_port, planner_server
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from pipcompile_tree import tree
 
-from tests.conftest import write_files
+from tests.conftest import commit_all, git, write_files
 
 ROOT = Path(__file__).resolve().parents[1]
 ADVISORIES = str(ROOT / "examples" / "advisories")
@@ -91,6 +92,7 @@ async def _every_tool(repo: Path, home: Path) -> None:
         assert isinstance(classes[VR]["has_policy"], bool) and isinstance(classes[VR]["has_flow"], bool)
 
         context = await _call(session, "get_agent_context", task_class=VR, repo=str(repo))
+        assert (context["gathered"], context["was"]) == (False, "fresh")  # gathered by the CLI with these advisories
         shown = json.loads(_cli(home, "bundle", VR, "--repo", str(repo), "--json").stdout)
         assert context["context_markdown"] == shown["text"]  # exactly what `planner bundle --text` renders
         assert context["tokens_estimated"] == shown["totals"]["tokens"]
@@ -198,9 +200,10 @@ def test_bundle_builds_and_unknown_ids(make_repo: Callable[..., Path], home: Pat
     async def session() -> None:
         async with _stdio(home) as client:
             context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo),
-                                  inputs={"package": "requests"})
-            other = await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})
+                                  inputs={"package": "requests"}, gather=False)
+            other = await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo), "gather": False})
             assert context["mode"] == "bootstrap" and "planner gather" in other.content[0].text
+            assert context["gathered"] is False and context["repocontext"]["freshness"] == "none"
             build = await _call(client, "get_workflow_context", workflow_id=context["bundle_id"])
             assert build["kind"] == "bundle" and build["next_steps"][0].startswith("dispatch it")
             # the shortest prefix that names this bundle and not the other (both may be made in one second)
@@ -235,7 +238,7 @@ def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, 
     async def session() -> None:
         async with _stdio(home, daemon) as client:
             assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-            context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo))
+            context = await _call(client, "get_agent_context", task_class=VR, repo=str(repo), gather=False)
             assert context["mode"] == "bootstrap" and context["bundle_id"]
             assert "does not exist" in await _error(client, "get_workflow_context", workflow_id="nope")
 
@@ -248,6 +251,103 @@ def test_served_by_a_running_daemon(make_repo: Callable[..., Path], home: Path, 
     finally:
         subprocess.run([sys.executable, "-m", "planner", "daemon", "stop"], env=_env(home, daemon), cwd=ROOT,
                        capture_output=True, timeout=60)
+
+
+HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+
+
+def test_every_tool_declares_its_output_schema_and_hints(home: Path) -> None:
+    async def session() -> None:
+        async with _stdio(home) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for name, tool in tools.items():
+                assert tool.annotations is not None, name
+                assert all(isinstance(getattr(tool.annotations, h), bool) for h in HINTS), (name, tool.annotations)
+                schema = tool.output_schema or {}
+                assert schema.get("type") == "object" and schema.get("properties"), name
+            hints = {n: tuple(getattr(t.annotations, h) for h in HINTS) for n, t in tools.items()}
+            assert hints["list_task_classes"] == (True, False, True, False)
+            assert hints["get_agent_context"] == (False, False, True, False)  # it gathers into PLANNER_HOME
+            assert hints["dispatch"] == (False, True, False, True)  # apply commits; a model is a provider's API
+            assert hints["record_workflow_decision"][0] is False and hints["get_workflow_context"][0] is True
+            context = tools["get_agent_context"].output_schema or {}
+            assert {"gathered", "was", "advisories", "overview", "context_markdown", "entries"} <= set(
+                context["properties"])
+            assert {"gathered", "was", "bundle_id"} <= set(context["required"])
+            assert {"run_id", "status", "patch", "items"} <= set((tools["dispatch"].output_schema or {})["properties"])
+
+    anyio.run(session)
+
+
+def _env_without_advisories(home: Path) -> dict[str, str]:
+    env = _env(home)
+    env.pop("PLANNER_ADVISORIES")
+    return env
+
+
+def test_get_agent_context_gathers_with_the_servers_advisories(make_repo: Callable[..., Path], home: Path) -> None:
+    repo, other = make_repo(FILES), make_repo(FILES)
+    # `other` was gathered without any advisory source: "fresh", but its vulnerabilities are missing
+    plain = subprocess.run([sys.executable, "-m", "planner", "gather", str(other)], capture_output=True, text=True,
+                           env=_env_without_advisories(home), timeout=300, cwd=ROOT)
+    assert plain.returncode == 0, plain.stderr
+
+    async def session() -> str:
+        async with _stdio(home) as client:
+            result = await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})
+            assert not result.is_error, result.content
+            context = result.structured_content or {}
+            assert (context["gathered"], context["was"], context["mode"]) == (True, "none", "repocontext")
+            assert "gathered now: it was none" in result.content[0].text
+            assert context["advisories"]["kind"] == "paths" and context["advisories"]["records"] == {"PyPI": 2}
+            assert "PYSEC-2023-74" in context["context_markdown"]  # requests 2.30.0's advisory, from the server's
+            assert context["repocontext"]["freshness"] == "fresh"
+            again = await _call(client, "get_agent_context", task_class=VR, repo=str(repo))
+            assert (again["gathered"], again["was"]) == (False, "fresh")
+            assert again["context_markdown"] == context["context_markdown"]
+
+            refreshed = await _call(client, "get_agent_context", task_class=VR, repo=str(other))
+            assert (refreshed["gathered"], refreshed["was"]) == (True, "other-advisories")
+            assert "PYSEC-2023-74" in refreshed["context_markdown"]
+
+            write_files(repo, {"app/more.py": "import requests\n"})
+            commit_all(repo, "more")
+            moved = await _call(client, "get_agent_context", task_class=VR, repo=str(repo))
+            assert (moved["gathered"], moved["was"]) == (True, "stale")
+            assert moved["repocontext"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+            assert (repo / "requirements.txt").read_text() == FILES["requirements.txt"]  # nothing written there
+            assert git(repo, "status", "--porcelain") == ""
+            return str(moved["bundle_id"])
+
+    bundle_id = anyio.run(session)
+    record = json.loads(_cli(home, "provenance", bundle_id, "--json").stdout)  # recorded as any bundle
+    assert record["kind"] == "bundle" and record["repocontext"]["freshness"] == "fresh"
+
+
+def test_unscoped_remediation_on_a_gathered_repo_gives_the_overview(make_repo: Callable[..., Path],
+                                                                   home: Path) -> None:
+    """~800 packages' slices do not fit without `package`: the agent gets the per-package overview
+    `planner bundle` prints, not a budget error."""
+    repo = make_repo({**tree(), **FILES})
+    assert _cli(home, "gather", str(repo)).returncode == 0
+
+    async def session() -> dict[str, Any]:
+        async with _stdio(home) as client:
+            result = await client.call_tool("get_agent_context", {"task_class": VR, "repo": str(repo)})
+            assert not result.is_error, result.content
+            assert "one line per candidate item" in result.content[0].text
+            return result.structured_content or {}
+
+    context = anyio.run(session)
+    shown = json.loads(_cli(home, "bundle", VR, "--repo", str(repo), "--json").stdout)
+    assert shown["overview"] and context["overview"] == shown["overview"]
+    assert context["overview_note"] == shown["overview_note"]
+    [requests] = [line for line in context["overview"] if line.startswith("requests (PyPI)")]
+    assert requests.endswith("vulnerable: PYSEC-2023-74"), requests
+    assert any(e["status"] == "per_item" for e in context["entries"])
+    assert context["tokens_estimated"] <= context["budget"]["max_tokens"]
+    assert (context["gathered"], context["was"]) == (False, "fresh")
 
 
 @pytest.fixture

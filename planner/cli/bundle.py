@@ -74,9 +74,7 @@ def print_record(record: ProvenanceRecord) -> None:
     )
 
 
-OVERVIEW_NOTE = ("over budget without an input that scopes work items: the entries scoped by it are left to "
-                 "each item's bundle (per_item), as in a dispatch; one line per candidate item (pick one with "
-                 "--input):")
+OVERVIEW_NOTE = service.OVERVIEW_NOTE
 
 
 def bundle_command(

@@ -73,8 +73,8 @@ def build() -> PlannerMCP:
     except PackageNotFoundError:  # run from a checkout that was never installed
         own = "0+checkout"
     server = PlannerMCP("planner", version=own, instructions=INSTRUCTIONS, log_level="WARNING")
-    for tool in tools.TOOLS:
-        server.add_tool(tool)
+    for tool, hints in tools.TOOLS:
+        server.add_tool(tool, annotations=hints)
     server.resource("tccm://{name}", name="task class", mime_type="application/yaml",
                     description="A task class's TCCM YAML")(resources.task_class_yaml)
     for what, (_, mime) in resources.RUN_FILES.items():

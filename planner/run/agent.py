@@ -8,6 +8,7 @@ denial are the CLI's own; only the narrowing and the notes are new.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,14 +36,41 @@ def narrowed(tccm: TCCM, max_tokens: int | None) -> TCCM:
     return tccm.model_copy(update={"budget": budget, "sha256": sha})
 
 
+def ensure_repocontext(settings: Settings, root: Path) -> dict[str, Any]:
+    """Gather `root` first, as a dispatch does, when its RepoContext is missing, stale (HEAD moved), dirty, or
+    was gathered with another advisory source than the server's (its vulnerabilities would answer for other
+    advisories); then an agent's bundle holds the repository as it is. Returns `gathered` (whether it did),
+    `was` (the freshness it found) and `advisories` (the server's source, as a run states it)."""
+    from planner.advisories.source import describe
+    from planner.bundle.view import open_view
+    from repocontext.store import RepoContextStore, StoreError
+
+    advisories = os.pathsep.join(str(p) for p in settings.advisories) or None
+    store = RepoContextStore(settings.home)
+    try:
+        view = open_view(root, store) if store.latest_path(root) else None
+        was: str = view.freshness() if view is not None else "none"
+        if was == "fresh" and service.sources_changed(view.context if view else None, root, advisories):
+            was = "other-advisories"
+    except StoreError:
+        was = "none"  # an unreadable snapshot is re-made like a missing one
+    gathered = was != "fresh"
+    if gathered:
+        # hot views are warmed only where they outlive this process (a Redis server), as a dispatch does
+        service.gather_repo(settings, root, warm=settings.redis_url is not None)
+    return {"gathered": gathered, "was": was, "advisories": describe(advisories).model_dump(mode="json")}
+
+
 def agent_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str],
-                 budget_tokens: int | None = None) -> tuple[Bundle, ProvenanceRecord]:
-    """Build and record the bundle `planner bundle` would, within `budget_tokens` when that is lower."""
+                 budget_tokens: int | None = None) -> tuple[Bundle, ProvenanceRecord, list[str] | None]:
+    """Build and record the bundle `planner bundle` would, within `budget_tokens` when that is lower; over
+    budget for want of an input that scopes work items (no package), the per-item overview it prints too."""
     tccm = service.task_class(settings, name)
-    bundle, _tccm, record = service.build_bundle(settings, name, repo, inputs, tccm=narrowed(tccm, budget_tokens))
+    bundle, _tccm, record, overview = service.build_view(settings, name, repo, inputs,
+                                                         tccm=narrowed(tccm, budget_tokens))
     record.tccm.sha256 = tccm.sha256  # the file's hash: the narrowing shows in totals.max_tokens
     service.record(settings, record)
-    return bundle, record
+    return bundle, record, overview
 
 
 def request_entry(settings: Settings, bundle_id: str, wanted: str, by: str = "mcp") -> dict[str, Any]:
