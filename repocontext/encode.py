@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from itertools import accumulate
-from typing import Any
+from typing import Any, get_args
 
 import orjson
 from pydantic import BaseModel, TypeAdapter
@@ -161,7 +161,7 @@ def encode_carried(out: Encoded, name: str, value: Any, previous: LazyContext, c
 
 @cache
 def _member_model(section: str) -> TypeAdapter[Any]:
-    return TypeAdapter(RepoContext.model_fields[section].annotation.__args__[1])  # type: ignore[union-attr]
+    return TypeAdapter(get_args(RepoContext.model_fields[section].annotation)[1])  # dict[str, the member's model]
 
 
 def _validate_new(adapter: TypeAdapter[Any], member: Mapping[str, Any], changed: set[str]) -> None:

@@ -144,7 +144,9 @@ def _fingerprints(probes: Sequence[Probe], ctx: ProbeContext) -> dict[str, str]:
 
 def _reusable(old: Mapping[str, Any] | None, fingerprint: str | None) -> bool:
     """Whether a probe's previous run (its meta record) stands: its inputs hash is this gather's fingerprint."""
-    return bool(old) and fingerprint is not None and old.get("inputs_hash") == fingerprint  # type: ignore[union-attr]
+    if not old:
+        return False
+    return fingerprint is not None and old.get("inputs_hash") == fingerprint
 
 
 def start_early(ctx: ProbeContext, probes: Sequence[Probe], cache: dict[str, dict[str, Any]] | None) -> None:

@@ -64,7 +64,7 @@ class FileIndex:
     files: list[FileRecord] = field(default_factory=list)
     denied: list[Denied] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)  # files, before they become records
+    rows: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # files, before they become records
 
 
 def _note(index: FileIndex, path: str, message: str) -> None:
@@ -116,7 +116,7 @@ def _index_git(index: FileIndex, known: Mapping[str, Mapping[str, Any]]) -> None
             continue
         before = known.get(rel)
         if before is not None and before["sha"] == sha:  # git vouches it is unchanged: no stat needed
-            index.rows.append(before)  # type: ignore[arg-type]
+            index.rows.append(before)
         else:
             _add(index, rel, sha)
     for rel in listing.untracked:

@@ -85,7 +85,7 @@ class _StoredList(Sequence[Any]):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a list is
 
     def json_size(self) -> int:
         return self._size

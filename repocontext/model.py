@@ -370,9 +370,12 @@ class Denied(_Model):
     rule: str
 
 
+DiagnosticLevel = Literal["info", "warning", "error"]
+
+
 class Diagnostic(_Model):
     probe: str
-    level: Literal["info", "warning", "error"] = "warning"
+    level: DiagnosticLevel = "warning"
     message: str
     file: str | None = None
     line: int | None = None

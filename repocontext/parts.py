@@ -141,7 +141,7 @@ def write(directory: Path, key: str, sections: Mapping[str, Any], parts: Mapping
         except StoreError:
             previous = None
         atomic_write(directory / POINTER, name + "\n")
-        _collect(directory, {name, previous} - {None})  # type: ignore[arg-type]
+        _collect(directory, {name} if previous is None else {name, previous})
     return name
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final, NamedTuple
 
 from repocontext import globs, parallel
-from repocontext.model import Diagnostic, FileRecord
+from repocontext.model import Diagnostic, DiagnosticLevel, FileRecord
 from repocontext.secrets import RULES_DIGEST, content_rule_of_bytes, path_rule, scrub
 
 MAX_READ_BYTES = 2_000_000  # probes never read files larger than this
@@ -257,8 +257,8 @@ class Probe:
         return digest.hexdigest()
 
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
-                   level: str = "warning") -> Diagnostic:
-        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
+                   level: DiagnosticLevel = "warning") -> Diagnostic:
+        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)
 
 
 class PerFileProbe(Probe):

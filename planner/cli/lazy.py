@@ -27,7 +27,9 @@ def load_command(name: str, target: str) -> Any:
         holder.add_typer(obj, name=name)
     else:
         holder.command(name)(obj)
-    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    group = typer.main.get_command(holder)
+    assert isinstance(group, TyperGroup)  # a Typer with a callback is a group
+    return group.commands[name]
 
 
 class LazyGroup(TyperGroup):

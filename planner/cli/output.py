@@ -34,9 +34,9 @@ class LazyConsole:
         if self._real is None:
             return  # made later, it fits the streams of then
         if self._stderr:
-            self._real.__init__(stderr=True, highlight=False)  # type: ignore[misc]
+            self._real.__init__(stderr=True, highlight=False)  # type: ignore[misc]  # in place: holders keep it
         else:
-            self._real.__init__(highlight=False, soft_wrap=False,  # type: ignore[misc]
+            self._real.__init__(highlight=False, soft_wrap=False,  # type: ignore[misc]  # in place: holders keep it
                                 width=None if sys.stdout.isatty() else 160)
 
     def __getattr__(self, name: str) -> Any:

@@ -117,14 +117,17 @@ def _one(recipe: Recipe, texts: dict[str, str], root: Path, network: bool, input
                         for f in done.findings]
         return done.texts, row
     if recipe.replace is not None:
-        new, where = textreplace.run(Recipe.model_validate(spec).replace, texts)  # type: ignore[arg-type]
+        replace = Recipe.model_validate(spec).replace
+        assert replace is not None  # the recipe's own, its inputs substituted
+        new, where = textreplace.run(replace, texts)
         row.changes = [{"file": path, "line": n, "rule": recipe.id, "message": ""}
                        for path, lines in sorted(where.items()) for n in lines]
         row.matches = len(row.changes)
         return new, row
+    argv = Recipe.model_validate(spec).command
+    assert argv is not None  # exactly one kind (model.py): neither ast-grep nor replace, so a command
     try:
-        ran = command.run(Recipe.model_validate(spec).command, root, set(texts), network,  # type: ignore[arg-type]
-                          edited)
+        ran = command.run(argv, root, set(texts), network, edited)
     except command.CommandError as exc:
         raise RecipeError(f"recipe {recipe.id}: {exc}") from None
     if ran.exit_code:  # a crash is a failure of the item, never "nothing to do"

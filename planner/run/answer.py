@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
@@ -85,16 +85,18 @@ def _items_and_bundles(settings: Settings, task_class: str, root: Path,
     from planner.chain.stages import recipes_first
     from planner.run import supervisor
     from planner.run.context import RunContext
+    from planner.run.state import RunState
 
     state: dict[str, Any] = {"task_class": task_class, "repo": str(root), "inputs": inputs, "options": {}}
+    run_state = cast(RunState, state)  # the nodes' RunState in a plain dict, as shortcut.head keeps it
     runtime = SimpleNamespace(context=RunContext(settings))
     for node in (supervisor.load_tccm, supervisor.ensure_repocontext, supervisor.list_work,
                  supervisor.build_bundle):
-        state.update(node(state, runtime) or {})  # type: ignore[arg-type]
+        state.update(node(run_state, runtime) or {})
         if state.get("status") in ("failed", "over_budget"):
             raise PlannerError(str(state.get("error") or state["status"]),
                               ExitCode(int(state.get("exit_code") or ExitCode.FAILED)))
-    state.update(supervisor.split(state))  # type: ignore[arg-type]
+    state.update(supervisor.split(run_state))
     run_bundle = Bundle.model_validate(state["bundle"])
     found = []
     for raw in state.get("items") or []:

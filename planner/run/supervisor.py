@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,8 @@ def fan_out(state: RunState) -> list[Any] | str:
         return "join"
     from langgraph.types import Send  # the graph's own type: only a run with work items reaches this
 
-    shared = {key: state[key] for key in BRANCH_KEYS if key in state}  # type: ignore[literal-required]
+    values: Mapping[str, Any] = state  # BRANCH_KEYS are RunInputs' keys, read as plain names
+    shared = {key: values[key] for key in BRANCH_KEYS if key in values}
     return [Send("work", {**shared, "item": item}) for item in state["items"]]
 
 

@@ -117,7 +117,9 @@ def _import(name: str, required: bool) -> ModuleType | None:
 @lru_cache(maxsize=32)
 def _compiled(name: str) -> Any:
     module = _import(name, True)
-    builder = getattr(module, "build_graph", None) or _import(GENERIC, True).build_graph  # type: ignore[union-attr]
+    generic = _import(GENERIC, True)
+    assert generic is not None  # required: a missing one raised
+    builder = getattr(module, "build_graph", None) or generic.build_graph
     return builder()
 
 
@@ -128,7 +130,9 @@ def resolve(task_class: str, subgraph: str | None, lineage: Sequence[str] = ()) 
     assert generic is not None
     if subgraph is not None:
         name = module_name(task_class, subgraph)
-        return TaskModule(name, _import(name, True), generic)  # type: ignore[arg-type]
+        module = _import(name, True)
+        assert module is not None  # required: a missing one raised
+        return TaskModule(name, module, generic)
     for candidate in dict.fromkeys((task_class, *lineage)):
         name = module_name(candidate, None)
         module = _import(name, False)

@@ -18,10 +18,8 @@ import yaml
 
 from repocontext import bounded
 
-try:  # the C composer is ~10x faster; fall back quietly where libyaml is absent
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+# the C composer is ~10x faster; fall back quietly where libyaml is absent
+_Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_BYTES = 512 * 1024  # a TCCM is a few KB; anything this big is a mistake or an attack
 MAX_DEPTH = 32  # the deepest real TCCM (a flow's transitions) nests under 10

@@ -22,12 +22,15 @@ class Side(BaseModel):
     detail: str | None = None
 
 
+Change = Literal["only_a", "only_b", "status", "tokens", "source"]
+
+
 class EntryDiff(BaseModel):
     scope: str  # "run" or the work item whose bundle holds the entry
     id: str
     band: str
     target: str
-    change: Literal["only_a", "only_b", "status", "tokens", "source"]
+    change: Change
     a: Side | None = None
     b: Side | None = None
 
@@ -77,7 +80,7 @@ def _side(entry: dict[str, Any]) -> Side:
                 source=entry.get("source") or "none", detail=entry.get("detail") or entry.get("rule"))
 
 
-def _change(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+def _change(a: dict[str, Any], b: dict[str, Any]) -> Change | None:
     if a["status"] != b["status"]:
         return "status"
     if (a.get("tokens"), a.get("tokens_needed")) != (b.get("tokens"), b.get("tokens_needed")):
@@ -90,13 +93,13 @@ def _entry_diffs(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[EntryDiff],
     diffs, same = [], 0
     for key in sorted(ea.keys() | eb.keys()):
         left, right = ea.get(key), eb.get(key)
-        change = "only_a" if right is None else "only_b" if left is None else _change(left, right)
+        change: Change | None = "only_a" if right is None else "only_b" if left is None else _change(left, right)
         if change is None:
             same += 1
             continue
         entry = left or right or {}  # the key came from one side, so one is set
         diffs.append(EntryDiff(scope=key[0], id=key[1], band=entry["band"], target=entry["target"],
-                               change=change,  # type: ignore[arg-type]
+                               change=change,
                                a=_side(left) if left else None, b=_side(right) if right else None))
     return diffs, same
 

@@ -98,7 +98,8 @@ def entry_rows(src: dict[str, Any]) -> list[tuple[str, ...]]:
 
 def _cost(calls: list[dict[str, Any]]) -> float | None:
     costs = [c.get("cost_usd") for c in calls]
-    return None if None in costs else round(sum(costs), 6)  # type: ignore[arg-type]
+    priced = [c for c in costs if c is not None]
+    return None if len(priced) < len(costs) else round(sum(priced), 6)
 
 
 def source(home: Home, run_id: str) -> tuple[str, dict[str, Any] | None, dict[str, Any], dict[str, Any]]:

@@ -62,7 +62,7 @@ class _Scanner:
         """Dispatch by exact class; everything else just descends (the hot path, kept lean)."""
         cls = node.__class__
         if cls is ast.Name:
-            self._name(node)  # type: ignore[arg-type]
+            self._name(node)  # type: ignore[arg-type]  # `cls is ast.Name`: an exact-class test, for speed
             return
         handler = self.dispatch.get(cls)
         if handler is not None:

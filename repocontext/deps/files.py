@@ -10,6 +10,7 @@ files. A requirement file with any other name is still read when one of these
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from repocontext import globs
 from repocontext.paths import split_path
@@ -56,8 +57,10 @@ def skipped_note(path: str, size: int, bound: int) -> str:
     return f"skipped: {path} ({size} bytes over the {bound}-byte bound)"
 
 
-# file name -> (build system, ecosystem or None, manifest kind or None)
-KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
+# (build system, ecosystem or None, manifest kind or None)
+Classification = tuple[str, str | None, Literal["manifest", "lockfile"] | None]
+# file name -> its classification
+KNOWN_FILES: dict[str, Classification] = {
     "pyproject.toml": ("pyproject", "PyPI", "manifest"),
     "setup.py": ("setuptools", "PyPI", "manifest"),
     "setup.cfg": ("setuptools", "PyPI", "manifest"),
@@ -91,7 +94,7 @@ KNOWN_FILES: dict[str, tuple[str, str | None, str | None]] = {
 }
 
 
-def classify(path: str) -> tuple[str, str | None, str | None] | None:
+def classify(path: str) -> Classification | None:
     """(build system, ecosystem, manifest kind) for a build-relevant path, else None. The one list of
     manifest and lockfile names: the build and dependencies probes, the policy's file kinds
     (planner/policy/kinds.py) and the honest-outcome check all read it."""

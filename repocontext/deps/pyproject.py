@@ -64,7 +64,10 @@ def _pep508_list(result: Parsed, lines: TomlLines, path: str, table: tuple[str, 
                                        lines.find(table, (key,))))
             continue
         found = pep508(path, lines.find(table, (key,), item), item, dev, section)
-        (result.deps if isinstance(found, Dependency) else result.issues).append(found)  # type: ignore[arg-type]
+        if isinstance(found, Dependency):
+            result.deps.append(found)
+        else:
+            result.issues.append(found)
 
 
 def poetry_exact(constraint: str) -> str | None:
@@ -86,7 +89,10 @@ def _poetry_table(result: Parsed, lines: TomlLines, path: str, table: tuple[str,
         line = lines.find(table, (name,))
         for item in spec if isinstance(spec, list) else [spec]:
             dep = _poetry_dep(path, line, name, item, dev, section)
-            (result.deps if isinstance(dep, Dependency) else result.issues).append(dep)  # type: ignore[arg-type]
+            if isinstance(dep, Dependency):
+                result.deps.append(dep)
+            else:
+                result.issues.append(dep)
 
 
 def _poetry_dep(path: str, line: int | None, name: str, spec: Any, dev: bool, section: str) -> Dependency | Issue:

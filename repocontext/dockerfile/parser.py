@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from repocontext.dockerfile.lexer import LogicalInstruction, lex
 from repocontext.dockerfile.stages import StageBuilder
@@ -42,7 +43,8 @@ class Parsed:
         return self.node.line_at(self.value_offset + offset)
 
 
-def _form_and_args(keyword: str, value: str, escape: str) -> tuple[str, list[str], str | None]:
+def _form_and_args(keyword: str, value: str,
+                   escape: str) -> tuple[Literal["shell", "exec", "none"], list[str], str | None]:
     """(form, args, problem) for an instruction's argument text."""
     words = [w.text for w in split_words(value, escape)]
     if keyword == "HEALTHCHECK" and words and words[0].upper() == "CMD":
@@ -76,7 +78,7 @@ def build_instruction(node: LogicalInstruction, escape: str) -> tuple[Parsed, li
         problems.append((node.start, f"{keyword}: {problem}"))
     instruction = Instruction(
         line=node.start, end_line=node.end, keyword=keyword, keyword_raw=keyword_raw, raw=node.raw,
-        flags=[InstructionFlag(name=n, value=v) for n, v in flags], form=form, value=value, args=args,  # type: ignore[arg-type]
+        flags=[InstructionFlag(name=n, value=v) for n, v in flags], form=form, value=value, args=args,
         heredocs=node.heredocs,
     )
     return Parsed(instruction, node, value_offset), problems

@@ -8,6 +8,7 @@ their content counts in the fingerprint too.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from repocontext.deps.common import may_be_compiled
@@ -15,6 +16,7 @@ from repocontext.deps.files import (
     CONDA_GLOBS,
     KNOWN_FILES,
     REQUIREMENTS_GLOBS,
+    Classification,
     classify,
     is_conda_environment,
 )
@@ -26,7 +28,7 @@ from repocontext.secrets import RULES_DIGEST
 CANDIDATE_GLOBS = (*(f"**/{name}" for name in KNOWN_FILES), "**/*.csproj", *REQUIREMENTS_GLOBS, *CONDA_GLOBS)
 
 
-def build_files(ctx: ProbeContext) -> list[tuple[str, tuple[str, str | None, str | None]]]:
+def build_files(ctx: ProbeContext) -> list[tuple[str, Classification]]:
     """(path, classification) of the build-relevant files, in index order."""
     found = ((record.path, classify(record.path)) for record in ctx.matching(CANDIDATE_GLOBS))
     return [(path, kind) for path, kind in found if kind is not None]
@@ -38,7 +40,7 @@ class BuildProbe(Probe):
     inputs = ()  # names only (and requirement files' headers: see fingerprint)
     produces = ("build", "manifests")
 
-    def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: dict[str, str]) -> str:  # type: ignore[override]
+    def fingerprint(self, ctx: ProbeContext, upstream_fingerprints: Mapping[str, str]) -> str:
         # Which paths exist, and the content of requirement files (their header names the compile command).
         digest = hashlib.sha256(f"{self.name}\0{self.version}\0{RULES_DIGEST}\0".encode())
         for path, _ in build_files(ctx):
@@ -55,7 +57,7 @@ class BuildProbe(Probe):
             files.append(path)
             systems.append(BuildSystem(name=system, file=path))
             if ecosystem and kind:
-                entry = Manifest(path=path, ecosystem=ecosystem, kind=kind,  # type: ignore[arg-type]
+                entry = Manifest(path=path, ecosystem=ecosystem, kind=kind,
                                  format=_format(path), generated_by=_generated_by(ctx, path))
                 (lockfiles if kind == "lockfile" else manifests).append(entry)
         return ProbeOutput(values={

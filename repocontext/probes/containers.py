@@ -13,7 +13,15 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from repocontext.model import Containers, DeploymentManifest, Diagnostic, Dockerfile, FileRecord, ShellEvidence
+from repocontext.model import (
+    Containers,
+    DeploymentManifest,
+    Diagnostic,
+    DiagnosticLevel,
+    Dockerfile,
+    FileRecord,
+    ShellEvidence,
+)
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
 
 if TYPE_CHECKING:  # the Dockerfile machinery is imported only when a repository has a Dockerfile
@@ -136,8 +144,8 @@ class ContainersProbe(PerFileProbe):
         return self.combine(ctx, results)
 
     def diagnostic(self, message: str, file: str | None = None, line: int | None = None,
-                   level: str = "warning") -> Diagnostic:
-        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)  # type: ignore[arg-type]
+                   level: DiagnosticLevel = "warning") -> Diagnostic:
+        return Diagnostic(probe=self.name, level=level, message=message, file=file, line=line)
 
 
 def _as_json(result: Containers) -> dict[str, Any]:

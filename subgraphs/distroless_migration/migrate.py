@@ -293,7 +293,7 @@ class _Migration:
         while i >= 0 and lines[i].lstrip().startswith("#"):
             above.add(_LINE.sub("", lines[i].strip()))
             i -= 1
-        indent = re.match(r"[ \t]*", instruction.raw).group(0)  # type: ignore[union-attr]
+        indent = instruction.raw[: len(instruction.raw) - len(instruction.raw.lstrip(" \t"))]
         for blocker in blockers:
             text = blocker.todo()
             if _LINE.sub("", text) not in above:

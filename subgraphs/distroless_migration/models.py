@@ -135,7 +135,7 @@ def parse_mapping(text: str, path: str) -> UserMapping:
                             for k, _key, v in _mapping_items(path, value, name)}
         else:
             tables[name] = {k: _names(path, v, f"packages.{k}") for k, _key, v in _mapping_items(path, value, name)}
-    return UserMapping(source=path, **tables)  # type: ignore[arg-type]
+    return UserMapping.model_validate({"source": path, **tables})
 
 
 def load_mapping(path: str | Path) -> UserMapping:
