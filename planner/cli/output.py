@@ -34,7 +34,9 @@ class LazyConsole:
         if self._real is None:
             return  # made later, it fits the streams of then
         if self._stderr:
-            self._real.__init__(stderr=True, highlight=False)  # type: ignore[misc]  # in place: holders keep it
+            piped = not sys.stderr.isatty()  # a log line is never folded: a path split at column 80 is unusable
+            self._real.__init__(stderr=True, highlight=False, soft_wrap=piped,  # type: ignore[misc]  # in place
+                                width=160 if piped else None)
         else:
             self._real.__init__(highlight=False, soft_wrap=False,  # type: ignore[misc]  # in place: holders keep it
                                 width=None if sys.stdout.isatty() else 160)
