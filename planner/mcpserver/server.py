@@ -20,8 +20,9 @@ from planner.roots import RepoRoots
 
 INSTRUCTIONS = """\
 The tccm-planner: budgeted, provenance-logged context for code-maintenance tasks.
-Start with list_task_classes, then get_agent_context(task_class, repo) for the context of a task; ask for a
-listed may_read entry with request_may_read(bundle_id, entry). query_decision_surface says what a run may
+Start with list_task_classes, then get_agent_context(task_class, repo) for the context of a task (it gathers
+the repository first when its RepoContext is missing or stale); ask for a listed may_read entry with
+request_may_read(bundle_id, entry). query_decision_surface says what a run may
 do. dispatch runs a task class and returns a patch and report; get_workflow_context and
 record_workflow_decision follow and annotate a run; search_prior_decisions finds earlier work."""
 
