@@ -116,7 +116,8 @@ def _build_bundle(settings: Settings, tccm: TCCM, root: Path, inputs: Mapping[st
     status = _slice_status(lookup, hot)
     if mode == "all":
         deps = _deps(root, bundle, started)
-        meta = {k: (view.context or {}).get("meta", {}).get(k) for k in ("repo_id", "commit", "gathered_at", "dirty")}
+        meta = {k: (view.context or {}).get("meta", {}).get(k)
+                for k in ("repo_id", "commit", "gathered_at", "dirty", "secret_rules")}  # what freshness reads
         if deps is not None and hot.put_bundle(snap, key, _as_hot(bundle), meta, deps):
             status += "; bundle stored"
     hot.count(slice_hits=lookup.hits, slice_misses=lookup.misses)
