@@ -2,6 +2,7 @@
 
     advisories/manifest.json                 which zips are current, when each was synced, its record count
     advisories/<ECOSYSTEM>/<sha256:16>.zip   osv.dev's `<ECOSYSTEM>/all.zip`, verified, named by its content
+                                             (or the previous zip with the records changed since replaced)
 
 Only the manifest says which zips are current, and it is replaced in one rename after the new zips are in
 place: a reader sees the old snapshot or the new one, never half of one.
@@ -33,7 +34,9 @@ class Snapshot(NamedTuple):
 
     folder: Path
     source: str  # the bucket URL it came from
-    ecosystems: dict[str, dict[str, Any]]  # name -> {"file", "records", "synced_at", "sha256", "bytes"}
+    # name -> {"file", "records", "synced_at", "sha256", "bytes", "modified" (its newest record's: where an
+    # incremental sync starts), "update" ("full" or "incremental"), "changed" (records an incremental one fetched)}
+    ecosystems: dict[str, dict[str, Any]]
 
     def files(self) -> tuple[Path, ...]:
         return tuple(self.folder / str(entry["file"]) for _, entry in sorted(self.ecosystems.items()))

@@ -31,8 +31,8 @@ class _Bar:
     def advance(self, ecosystem: str, size: int) -> None:
         self.progress.advance(self.tasks[ecosystem], size)
 
-    def verified(self, ecosystem: str, records: int) -> None:
-        self.progress.update(self.tasks[ecosystem], description=f"{ecosystem}: {records:,} records")
+    def verified(self, ecosystem: str, records: int, note: str = "") -> None:
+        self.progress.update(self.tasks[ecosystem], description=f"{ecosystem}: {records:,} records{note}")
 
 
 class _Lines:
@@ -44,8 +44,8 @@ class _Lines:
     def advance(self, ecosystem: str, size: int) -> None:
         return None
 
-    def verified(self, ecosystem: str, records: int) -> None:
-        sys.stderr.write(f"{ecosystem}: {records:,} records verified\n")
+    def verified(self, ecosystem: str, records: int, note: str = "") -> None:
+        sys.stderr.write(f"{ecosystem}: {records:,} records verified{note}\n")
 
 
 @app.command("sync")
@@ -55,10 +55,14 @@ def sync_command(
                             "before, else PyPI, npm and Go.")] = None,
     source: Annotated[str | None, typer.Option(
         help="The bucket: SOURCE/ECOSYSTEM/all.zip (default: osv.dev's public bucket).")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Download every ecosystem's all.zip, even where only a few records changed since the "
+                       "last sync.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Download osv.dev's per-ecosystem exports, verify every record, and keep them under PLANNER_HOME as the
-    advisory source of every command given none (replaced atomically: a failed sync changes nothing)."""
+    advisory source of every command given none (replaced atomically: a failed sync changes nothing). An
+    ecosystem synced before fetches only the records changed since, when they are few."""
     from planner.advisories import sync
 
     settings = Settings.from_env()
@@ -66,9 +70,9 @@ def sync_command(
     try:
         if isinstance(shown, _Bar):
             with shown.progress:
-                snapshot = sync.sync(settings.home, ecosystems or (), source or sync.DEFAULT_SOURCE, shown)
+                snapshot = sync.sync(settings.home, ecosystems or (), source or sync.DEFAULT_SOURCE, shown, full)
         else:
-            snapshot = sync.sync(settings.home, ecosystems or (), source or sync.DEFAULT_SOURCE, shown)
+            snapshot = sync.sync(settings.home, ecosystems or (), source or sync.DEFAULT_SOURCE, shown, full)
     except KeyboardInterrupt:
         raise sync.interrupted() from None
     _index(snapshot.files())
