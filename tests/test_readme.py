@@ -86,3 +86,54 @@ def test_its_anchored_globs_change_only_the_root_readme(make_repo: Callable[...,
     anywhere = json.loads(_planner("dispatch", name, "--repo", str(repo), "-i", "title=Widget", "--json").stdout)
     assert sorted(re.findall(r"^diff --git a/(\S+) ", anywhere["patch"], re.MULTILINE)) == [
         "README.md", "docs/README.md", "pkg/sub/README.md"]
+
+
+def _planner_lines() -> list[list[str]]:
+    """Every `planner ...` command line of the README's shell blocks, as words (comments dropped)."""
+    found = []
+    for block in _blocks("sh"):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words[:1] == ["planner"]:
+                found.append(words[1:])
+    return found
+
+
+# Served until stopped: their tests start them as servers (test_server_auth.py, test_mcp.py, the UI's).
+SERVERS = (["ui"], ["mcp"])
+
+
+def test_every_planner_command_it_shows_runs_as_written(make_repo: Callable[..., Path], home: Path,
+                                                        tmp_path: Path) -> None:
+    """The walk-through and the fleet commands in order, ids taken from what the earlier ones printed;
+    `~/src` is a folder of repositories in a home of the test's, `advisories/` the bundled advisories."""
+    import shutil
+
+    user = tmp_path / "user"
+    (user / "src").mkdir(parents=True)
+    shutil.copytree(ROOT / "examples" / "advisories", tmp_path / "advisories")
+    for name in ("shop", "other"):
+        shop = ROOT / "examples" / "shop"
+        clone = make_repo({p.relative_to(shop).as_posix(): p.read_bytes() for p in shop.rglob("*")
+                           if p.is_file() and "__pycache__" not in p.parts}, name=f"src-{name}")
+        shutil.move(str(clone), user / "src" / name)
+    env = {**os.environ, "PLANNER_DAEMON": "off", "HOME": str(user)}
+    ids: dict[str, str] = {}
+    ran = []
+    for words in _planner_lines():
+        if words[:1] in SERVERS or "my-classes/" in words or words[-3:] == ["-i", "title=Widget", "--text"] or \
+                ("readme-title" in words):
+            continue  # the class it shows: test_the_task_class_it_shows runs those in a repository of its own
+        argv = [ids.get(w, os.path.expanduser(w).replace(os.path.expanduser("~"), str(user))) for w in words]
+        cwd = tmp_path if "portfolio" in words else ROOT
+        done = subprocess.run([sys.executable, "-m", "planner", *argv], capture_output=True, text=True, cwd=cwd,
+                              env=env, timeout=300)
+        assert done.returncode == 0, f"planner {' '.join(words)}: {done.stderr}"
+        said = done.stdout + done.stderr
+        for placeholder, pattern in (("RUN_ID", r"\b(\d{8}-\d{6}-[0-9a-f]{6})\b"), ("PORTFOLIO_ID", r"\b(pf-\S+?)\b")):
+            found = re.search(pattern, said)
+            if found and placeholder not in ids:
+                ids[placeholder] = found.group(1)
+        ran.append(words[0])
+    assert {"task-classes", "dispatch", "runs", "provenance", "portfolio"} <= set(ran)
+    assert {"RUN_ID", "PORTFOLIO_ID"} <= set(ids)
