@@ -126,7 +126,8 @@ def _unchanged(v: dict, original: Path) -> None:
     assert (original / "app.py").read_text() == "print('hi')\n"
     assert not (original / ".git" / "hooks" / "post-commit").exists()
     assert git(original, "status", "--porcelain") == ""
-    time.sleep(2.5)  # the setsid child would have written by now, had it outlived the step
+    # the setsid child would still be waiting to write, had it outlived the step: no fixed wait needed
+    assert subprocess.run(["pgrep", "-f", f"echo late > {v['outside']}"], capture_output=True).returncode == 1
     assert not v["outside"].exists()
     assert v["listener"].hits == []
 
@@ -253,15 +254,23 @@ def test_kill_9_mid_step_leaves_no_process_and_the_next_start_sweeps_the_copy(
     while not list(copies.glob("command-*/repo/slow.sh")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert list(copies.glob("command-*")), "the step never started"
-    time.sleep(0.5)
+    while not _running("^sleep 41$") and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling for a state, not a fixed wait
+    assert _running("^sleep 41$"), "the step's program never started"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    time.sleep(1)
-    assert subprocess.run(["pgrep", "-f", "^sleep 41$"], capture_output=True).returncode == 1
+    gone = time.monotonic() + 30  # the PID namespace ends with bwrap: wait for that state, bounded
+    while _running("^sleep 41$") and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not _running("^sleep 41$")
     quick = FMT_CLASS.replace("run: [make, fmt]", "run: [bash, -c, 'echo \\# done >> app.py']")
     tccm_dir({"fmt": quick})
     run_cli("dispatch", "fmt", "--repo", str(repo), "--json", env=victim["env"])
     assert list(copies.iterdir()) == []
+
+
+def _running(pattern: str) -> bool:
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0
 
 
 def test_without_bubblewrap_a_step_is_refused_naming_the_opt_out(
