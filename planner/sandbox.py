@@ -301,7 +301,8 @@ def _own_private_dir(path: Path) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this pid exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -335,7 +336,7 @@ def sweep() -> list[Path]:
     with contextlib.suppress(FileNotFoundError):
         for entry in root.iterdir():
             pid = entry.name.rsplit("-", 2)[-2] if entry.name.count("-") >= 2 else ""
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 remove(entry)
                 removed.append(entry)
     return removed

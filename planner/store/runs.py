@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, PlannerError
+from planner.sandbox import pid_alive
 from planner.store import runindex
 from planner.store.sqlite import connect, open_db, open_readonly
 from repocontext.secrets import redact, redact_tree
@@ -52,15 +53,7 @@ def _now() -> str:
 
 
 def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid is not None and pid != 0 and pid_alive(pid)
 
 
 def live_status(status: str, pid: int | None) -> str:
