@@ -35,10 +35,12 @@ from typing import Any, NamedTuple, Protocol
 
 from planner.errors import EnvironmentProblem, ExitCode, PlannerError
 from repocontext import osvsnapshot
+from repocontext.deps.files import EVALUATED_ECOSYSTEMS
 from repocontext.osvsnapshot import Snapshot
 
 DEFAULT_SOURCE = "https://osv-vulnerabilities.storage.googleapis.com"
-DEFAULT_ECOSYSTEMS = ("PyPI", "npm", "Go")  # the ecosystems whose lockfiles the planner evaluates
+# The ecosystems whose manifests and lockfiles the planner evaluates (one list: repocontext.deps.files).
+DEFAULT_ECOSYSTEMS = tuple(e for e in osvsnapshot.KNOWN_ECOSYSTEMS if e in EVALUATED_ECOSYSTEMS)
 TIMEOUT_S = 60.0  # per socket operation: a stalled server fails the sync instead of hanging it
 CHUNK = 1 << 16
 PARTIAL = ".download-"  # a temporary download's prefix: one a killed sync left is removed by the next

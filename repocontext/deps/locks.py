@@ -30,6 +30,32 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "yarn.lock": ("yarn_lock:parse_yarn_lock", "package.json"),
     "pnpm-lock.yaml": ("pnpm_lock:parse_pnpm_lock", None),
 }
+# Manifests read before the lockfiles (a lockfile takes the declarations of the one its LOCKS entry names):
+# group → parser target `module:function(path, text) -> Parsed`. A group is a file name, or `*.ext` for
+# manifests named freely (a .NET project, a gemspec). The dependencies probe globs `**/GROUP` for each.
+# Another ecosystem's manifest: one line here (and its lockfile's line in LOCKS).
+MANIFESTS: dict[str, str] = {
+    "pyproject.toml": "pyproject:parse_pyproject",
+    "Pipfile": "pipfile:parse_pipfile",
+    "package.json": "npm:parse_package_json",
+}
+
+
+def group_of(name: str) -> str | None:
+    """The MANIFESTS or LOCKS group of a file name: the name itself, or the `*.ext` pattern it matches."""
+    if name in MANIFESTS or name in LOCKS:
+        return name
+    return next((g for g in MANIFESTS if g.startswith("*") and name.endswith(g[1:])), None)
+
+
+def by_group(table: Mapping[str, Any], name: str) -> Any:
+    """`table[name]`, else the value of the first `*.ext` key `name` ends with, else None (registries keyed by
+    file name, where some files are named freely)."""
+    if name in table:
+        return table[name]
+    return next((v for k, v in table.items() if k.startswith("*") and name.endswith(k[1:])), None)
+
+
 # What a parse costs, to decide whether forking workers pays: nine npm lockfiles of docker/awesome-compose
 # (3.2 MB, 8,720 records) took 0.32 s to read and parse in one process.
 SECONDS_PER_FILE = 1e-4

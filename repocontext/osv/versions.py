@@ -1,7 +1,11 @@
 """Version ordering and package-name normalisation per ecosystem.
 
-Three orderings ("schemes"):
+The orderings ("schemes"):
 - `pep440` for PyPI: `packaging.version.Version`.
+- `gem`, `composer`, `maven`, `nuget` for RubyGems, Packagist, Maven and NuGet: aboutcode's `univers`
+  (RubygemsVersion: Gem::Version's segments; ComposerVersion; MavenVersion: ComparableVersion's
+  qualifier order; NugetVersion: NuGet's SemVer with a fourth part), imported when such a version is
+  first ordered (~70 ms). The hypothesis tests hold each to the ecosystem's own tool where Debian has it.
 - `semver` for npm, Go, crates.io, Hex, Pub and every `SEMVER`-typed range: SemVer 2
   precedence (build metadata ignored; prerelease identifiers numeric < alphanumeric,
   fewer < more). A leading `v` or `=` and surrounding spaces are tolerated, and
@@ -29,9 +33,23 @@ from packaging.version import Version
 if TYPE_CHECKING:  # semver is imported where a SemVer version is first parsed: its package imports its CLI
     import semver
 
-Scheme = Literal["pep440", "semver", "generic"]
+Scheme = Literal["pep440", "semver", "generic", "gem", "composer", "maven", "nuget"]
 
 _SEMVER_ECOSYSTEMS = frozenset({"npm", "go", "crates.io", "hex", "pub"})
+# Ecosystem (case-folded) → its univers scheme; univers' class names for each.
+_UNIVERS_ECOSYSTEMS: dict[str, Scheme] = {"rubygems": "gem", "packagist": "composer", "maven": "maven",
+                                          "nuget": "nuget"}
+_UNIVERS_CLASSES = {"gem": "RubygemsVersion", "composer": "ComposerVersion", "maven": "MavenVersion",
+                    "nuget": "NugetVersion"}
+# What makes a version a pre-release in each: Gem::Version#prerelease? (any letter); Composer's stability
+# flags; Maven's qualifiers below a release (SNAPSHOT, alpha, beta, milestone, rc, cr); NuGet's `-label`.
+_PRERELEASE = {
+    "gem": re.compile(r"[a-zA-Z]"),
+    "composer": re.compile(r"(?i)(?:^|[._+-]|\d)(?:dev|a|alpha|b|beta|rc|p?re(?:view)?)(?:[._-]?\d*)$|^dev-"),
+    "maven": re.compile(r"(?i)(?:^|[.-]|\d)(?:snapshot|alpha|a|beta|b|milestone|m|rc|cr|preview|ea)(?:[.-]?\d*)"
+                        r"(?:[.-]|$)"),
+    "nuget": re.compile(r"^[^+]*-"),
+}
 _PEP503_RUNS = re.compile(r"[-_.]+")
 _GENERIC_TOKENS = re.compile(r"\d+|[a-z]+")
 
@@ -51,6 +69,8 @@ def scheme_for(ecosystem: str, range_type: str = "ECOSYSTEM") -> Scheme:
     base = ecosystem_key(ecosystem).split(":", 1)[0]
     if base == "pypi":
         return "pep440"
+    if base in _UNIVERS_ECOSYSTEMS:
+        return _UNIVERS_ECOSYSTEMS[base]
     return "semver" if base in _SEMVER_ECOSYSTEMS else "generic"
 
 
@@ -72,6 +92,8 @@ def sort_key(scheme: Scheme, version: str) -> Any:
             raise InvalidVersion(f"invalid PEP 440 version {version!r}") from exc
     if scheme == "semver":
         return _semver_key(_semver(version))
+    if scheme in _UNIVERS_CLASSES:
+        return _univers(scheme, version)
     return _generic_key(version)
 
 
@@ -95,6 +117,9 @@ def is_prerelease(scheme: Scheme, version: str) -> bool:
         return bool(sort_key(scheme, version).is_prerelease)
     if scheme == "semver":
         return _semver(version).prerelease is not None
+    if scheme in _PRERELEASE:
+        sort_key(scheme, version)  # raises InvalidVersion as the other schemes do
+        return bool(_PRERELEASE[scheme].search(version.strip()))
     return any(kind == 0 for kind, _, _ in sort_key(scheme, version))
 
 
@@ -105,8 +130,21 @@ def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
         return (*release, 0)[:2]
     if scheme == "semver":
         return (_semver(version).major,)
+    if scheme in _UNIVERS_CLASSES:  # the major: the first number (Gem, Composer, Maven and NuGet alike)
+        sort_key(scheme, version)
+        first = re.match(r"\D*(\d+)", version)
+        return (int(first.group(1)) if first else 0,)
     numbers = [value for kind, value, _ in sort_key(scheme, version) if kind == 2]
     return (numbers[0] if numbers else 0,)
+
+
+def _univers(scheme: Scheme, version: str) -> Any:
+    from univers import versions
+
+    try:
+        return getattr(versions, _UNIVERS_CLASSES[scheme])(version.strip())
+    except (ValueError, TypeError, AttributeError, versions.InvalidVersion) as exc:
+        raise InvalidVersion(f"invalid {scheme} version {version!r}") from exc
 
 
 @lru_cache(maxsize=65536)

@@ -36,11 +36,14 @@ from repocontext.probe import MAX_READ_BYTES, Probe, ProbeContext, ProbeOutput, 
 
 __all__ = ["MANIFEST_GLOBS", "REQUIREMENTS_GLOBS", "DependenciesProbe"]
 
-MANIFEST_GLOBS: tuple[str, ...] = (
+_FIXED_GLOBS: tuple[str, ...] = (
     "**/pyproject.toml", "**/poetry.lock", "**/uv.lock", "**/package.json", "**/package-lock.json",
     "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml", "**/go.mod", "**/go.sum", "**/setup.cfg",
     "**/setup.py", "**/Pipfile", "**/Pipfile.lock", "**/tox.ini", *CONDA_GLOBS,
 )
+# Every manifest and lockfile the registries in repocontext.deps.locks name, after the fixed ones.
+MANIFEST_GLOBS: tuple[str, ...] = tuple(dict.fromkeys(
+    (*_FIXED_GLOBS, *(f"**/{group}" for group in (*locks.MANIFESTS, *locks.LOCKS)))))
 _CONDA = "environment.yml"  # the group of every conda environment file, whatever its name
 # Python manifests that are not requirement files but may point pip at some (tox `-r`, setup.cfg `file:`).
 _POINTERS: tuple[tuple[str, str], ...] = (
@@ -126,13 +129,8 @@ class DependenciesProbe(Probe):
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
         result.extend(parse_requirements(roots, read, constraint_roots))
         read.settle()
-        manifests = {
-            "pyproject.toml": self._manifests(by_name.get("pyproject.toml", []), texts, result,
-                                              "pyproject:parse_pyproject"),
-            "Pipfile": self._manifests(by_name.get("Pipfile", []), texts, result, "pipfile:parse_pipfile"),
-            "package.json": self._manifests(by_name.get("package.json", []), texts, result,
-                                            "npm:parse_package_json"),
-        }
+        manifests = {group: self._manifests(by_name.get(group, []), texts, result, target)
+                     for group, target in locks.MANIFESTS.items()}
         return _Declared(by_name, texts, result, manifests, {locks.directory(p) for p in by_name.get("yarn.lock", [])})
 
     def _lock(self, ctx: ProbeContext, found: _Declared, job: tuple[str, str]) -> locks.LockResult:
@@ -203,7 +201,8 @@ def _grouped(ctx: ProbeContext) -> dict[str, list[str]]:
     """File name (conda environment files under one name) → the matching paths, sorted."""
     by_name: dict[str, list[str]] = {}
     for path in ctx.matching_paths(MANIFEST_GLOBS):
-        name = _CONDA if is_conda_environment(path) else PurePosixPath(path).name
+        name = PurePosixPath(path).name
+        name = _CONDA if is_conda_environment(path) else locks.group_of(name) or name
         by_name.setdefault(name, []).append(path)
     return by_name
 
