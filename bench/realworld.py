@@ -52,7 +52,11 @@ with a reason when it is absent. It always exits 0: missed targets are printed a
    ARG; target: no succeeded file fails one, and ≥ 80 % of the Dockerfiles migrated. Time: the whole
    process per tree, and `migrate_dockerfile` in process per Dockerfile (target ≤ 50 ms).
 
-Run: python bench/realworld.py [--cases 1,3-5] [--only remediation|distroless] [--json FILE] [--keep]
+3. vulnerability-remediation in crates.io, RubyGems, Packagist, Maven, NuGet and npm trees of the corpus
+   (bench/cases/<ecosystem>.json; see bench/realworld_ecosystems.py): right / wrong / false nothing-to-do /
+   patches apply / regeneration named, per ecosystem.
+
+Run: python bench/realworld.py [--cases 1,3-5] [--only remediation|distroless|ecosystems] [--json FILE] [--keep]
      [--cold] [--model PROVIDER:NAME] [--timeout S] [--corpus DIR] [--advisories DIR]
 """
 
@@ -70,6 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the realworld_* sibl
 
 from realworld_common import CORPUS, GIT, ROOT, unpack
 from realworld_distroless import distroless, dropped_packages, installed_packages
+from realworld_ecosystems import ecosystems
 from realworld_osv import affecting, load_records, lowest_unaffected_in_line, record_affects
 from realworld_remediation import patched_versions, remediation
 
@@ -94,7 +99,7 @@ __all__ = [  # re-exported for bench/peers.py and tests/test_bench_realworld.py
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", help="remediation cases to run, 1-based: 1,3,5-7 (default: all)")
-    parser.add_argument("--only", choices=("remediation", "distroless"))
+    parser.add_argument("--only", choices=("remediation", "distroless", "ecosystems"))
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs (clones, PLANNER_HOME, patches)")
     parser.add_argument("--cold", action="store_true", help="a fresh PLANNER_HOME for every dispatch")
@@ -118,6 +123,8 @@ def main() -> None:
             figures["remediation"] = remediation(corpus, advisories, work, args)
         if args.only in (None, "distroless"):
             figures["distroless"] = distroless(corpus, work, args)
+        if args.only in (None, "ecosystems"):
+            figures["ecosystems"] = ecosystems(corpus, work, args)
     finally:
         if args.keep:
             print(f"\nkept: {work}")
