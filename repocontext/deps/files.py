@@ -23,10 +23,9 @@ MANIFEST_BOUND_ENV = "PLANNER_MANIFEST_MAX_BYTES"
 MANIFEST_MAX_BYTES = 1 << 20
 
 # The ecosystems whose manifests and lockfiles the dependencies probe reads (conda: the pip requirements of an
-# environment file). A manifest or lockfile the build probe classifies under any other ecosystem (Cargo.lock,
-# Gemfile.lock, composer.lock, pom.xml, build.gradle, gradle.lockfile, packages.lock.json, *.csproj) is found but
+# environment file). A manifest or lockfile the build probe classifies under any other ecosystem (Gemfile.lock, composer.lock, pom.xml, build.gradle, gradle.lockfile, packages.lock.json, *.csproj) is found but
 # not evaluated, and a run says so instead of reading as "no vulnerable dependency".
-EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda"})
+EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems"})
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
     "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/**/*.txt", "**/requirements/**/*.in",
@@ -84,6 +83,8 @@ KNOWN_FILES: dict[str, Classification] = {
     "packages.lock.json": ("dotnet", "NuGet", "lockfile"),
     "Gemfile": ("bundler", "RubyGems", "manifest"),
     "Gemfile.lock": ("bundler", "RubyGems", "lockfile"),
+    "gems.rb": ("bundler", "RubyGems", "manifest"),
+    "gems.locked": ("bundler", "RubyGems", "lockfile"),
     "composer.json": ("composer", "Packagist", "manifest"),
     "composer.lock": ("composer", "Packagist", "lockfile"),
     "Makefile": ("make", None, None),
@@ -103,6 +104,8 @@ def classify(path: str) -> Classification | None:
         return KNOWN_FILES[name]
     if name.endswith(".csproj"):
         return ("dotnet", "NuGet", "manifest")
+    if name.endswith(".gemspec"):
+        return ("rubygems", "RubyGems", "manifest")
     if is_requirements_file(path):
         return ("pip", "PyPI", "manifest")
     if is_conda_environment(path):

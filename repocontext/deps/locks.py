@@ -29,6 +29,9 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "npm-shrinkwrap.json": ("npm_lock:parse_package_lock", "package.json"),
     "yarn.lock": ("yarn_lock:parse_yarn_lock", "package.json"),
     "pnpm-lock.yaml": ("pnpm_lock:parse_pnpm_lock", None),
+    "Gemfile.lock": ("gemfile_lock:parse_gemfile_lock", "Gemfile"),
+    "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb"),
+    "Cargo.lock": ("cargo_lock:parse_cargo_lock", "Cargo.toml"),
 }
 # Manifests read before the lockfiles (a lockfile takes the declarations of the one its LOCKS entry names):
 # group → parser target `module:function(path, text) -> Parsed`. A group is a file name, or `*.ext` for
@@ -38,6 +41,10 @@ MANIFESTS: dict[str, str] = {
     "pyproject.toml": "pyproject:parse_pyproject",
     "Pipfile": "pipfile:parse_pipfile",
     "package.json": "npm:parse_package_json",
+    "Gemfile": "gemfile:parse_gemfile",
+    "gems.rb": "gemfile:parse_gemfile",
+    "*.gemspec": "gemfile:parse_gemspec",
+    "Cargo.toml": "cargo:parse_cargo_toml",
 }
 
 

@@ -215,9 +215,27 @@ def _order(rng: Range, scheme: Scheme) -> _Ordered:
                 limits.append(sort_key(scheme, value))
             continue
         events.append((kind, value, None if kind == "introduced" and value == "0" else sort_key(scheme, value)))
+    if scheme == "gem":
+        events = _without_inverted(events)
     # "0" first; otherwise by version, equal versions keep record order (list.sort is stable).
     events.sort(key=lambda e: (0,) if e[2] is None else (1, e[2]))
     return _Ordered(events=events, limits=limits, unlimited=star or not limits)
+
+
+def _without_inverted(events: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """Drop each introduced event followed, in record order, by a fix that sorts below it. RubySec's records
+    write a line's fix in its own pre-release (`introduced: "3.1"`, `fixed: "3.1.0.rc6"`): in Gem order the
+    fix is below the opening, and the schema's sorted walk would leave every later version affected (Rails 8
+    by a 2011 advisory of the 3.1 release candidates). The pair is an empty interval."""
+    kept: list[tuple[str, str, Any]] = []
+    for event in events:
+        last = kept[-1] if kept else None
+        if (last is not None and last[0] == "introduced" and last[2] is not None and event[0] == "fixed"
+                and event[2] < last[2]):
+            kept.pop()
+            continue
+        kept.append(event)
+    return kept
 
 
 def _entry_fixed(entry: Affected) -> list[str]:
