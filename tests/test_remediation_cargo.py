@@ -1,0 +1,137 @@
+"""crates.io remediation: Cargo.toml edits, Cargo.lock commands and hints, and whole runs through the CLI on a
+workspace locking real crates that real RustSec advisories affect, and on the ripgrep corpus tree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cargo_fixture import RUSTAPP
+from conftest import run_cli
+from test_remediation_edits import plan_for
+
+from subgraphs.vulnerability_remediation.edits_cargo import cargo_lock_command
+from subgraphs.vulnerability_remediation.lockfiles import still_below
+from tests.datapaths import CORPUS, SHARED
+
+ADVISORIES = SHARED / "advisories" / "crates.io"
+needs_advisories = pytest.mark.skipif(not ADVISORIES.is_dir(), reason="the shared corpus advisories are absent")
+
+
+def test_direct_crate_edits_its_requirement_and_names_the_precise_update(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(RUSTAPP)
+    plan, after = plan_for(repo, "crates.io", "smallvec", "1.6.1")
+    assert [(e.file, e.line, e.old, e.new) for e in plan.edits] == [("Cargo.toml", 13, '= "1.6"', '= "1.6.1"')]
+    assert 'smallvec = "1.6.1"\n' in after["Cargo.toml"]
+    assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [
+        ("Cargo.lock", ".", "cargo update -p smallvec --precise 1.6.1")]
+    assert "sha256" in plan.regenerate[0].why
+
+
+def test_workspace_requirement_is_edited_at_the_root_and_members_inherit_it(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(RUSTAPP)
+    plan, _ = plan_for(repo, "crates.io", "regex", "1.5.5")
+    assert [(e.file, e.line, e.new) for e in plan.edits] == [("Cargo.toml", 10, '= "1.5.5"')]
+    inherited = [n for n in plan.notes if "[workspace.dependencies]" in n]
+    assert sorted(n.split(":")[0] for n in inherited) == ["Cargo.toml", "cli/Cargo.toml"]
+    assert plan.skipped == []
+    assert plan.regenerate[0].command == "cargo update -p regex --precise 1.5.5"
+
+
+def test_member_requirement_and_an_already_fixed_one(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(RUSTAPP)
+    plan, _ = plan_for(repo, "crates.io", "thread_local", "1.1.4")
+    assert [(e.file, e.line, e.old, e.new) for e in plan.edits] == [("cli/Cargo.toml", 8, '= "1.1"', '= "1.1.4"')]
+    assert [a.file for a in plan.regenerate] == ["Cargo.lock"]  # the workspace root's lock, above the member
+    fixed, _ = plan_for(repo, "crates.io", "notify", "6.1.0")
+    assert fixed.edits == [] and fixed.regenerate == []
+
+
+def test_transitive_crate_in_its_line_is_moved_by_a_precise_update(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(RUSTAPP)
+    plan, _ = plan_for(repo, "crates.io", "crossbeam-channel", "0.5.15")
+    assert plan.edits == []
+    assert plan.regenerate[0].command == "cargo update -p crossbeam-channel --precise 0.5.15"
+    assert "notify → crossbeam-channel" in plan.skipped[0]
+    assert "`cargo update -p crossbeam-channel@0.5.12 --precise 0.5.15` at the repository root" in plan.skipped[0]
+
+
+def test_transitive_crate_outside_its_line_names_the_parent(make_repo: Callable[..., Path]) -> None:
+    """time 0.1.43 → 0.2.0: chrono's `^0.1` requirement excludes it, so no `--precise` command can reach it."""
+    repo = make_repo(RUSTAPP)
+    plan, _ = plan_for(repo, "crates.io", "time", "0.2.0")
+    assert plan.edits == []
+    assert plan.regenerate[0].command == "cargo update -p chrono"
+    assert "--precise" not in " ".join(plan.skipped)
+    assert "chrono requires time 0.1.x" in plan.skipped[0] and "upgrade chrono" in plan.skipped[0]
+
+
+def test_several_locked_versions_name_the_stale_one() -> None:
+    lock = ('[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = [\n "a",\n "syn 1.0.109",\n]\n\n'
+            '[[package]]\nname = "a"\nversion = "1.0.0"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n'
+            'dependencies = [\n "syn 2.0.10",\n]\n\n'
+            '[[package]]\nname = "syn"\nversion = "1.0.109"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n\n'
+            '[[package]]\nname = "syn"\nversion = "2.0.10"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n')
+    def command(target: str, edited: bool) -> str:
+        return cargo_lock_command("Cargo.lock", "syn", target, edited, lock)
+
+    assert command("2.0.20", False) == "cargo update -p syn@2.0.10 --precise 2.0.20"
+    assert command("1.0.110", True) == "cargo update -p syn@1.0.109 --precise 1.0.110"
+    assert command("3.0.0", False) == "cargo update -p a"  # no `^2` or `^1` requirement admits 3.0.0
+    assert command("1.0.0", True) == "cargo update --workspace"
+    stale = still_below("Cargo.lock", lock, "crates.io", "syn", "2.0.0")
+    assert [d.version for d in stale or []] == ["1.0.109"]
+
+
+def _dispatch(repo: Path, *args: str) -> tuple[int, dict, str]:
+    done = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
+                   "--json", *args, env={"PLANNER_DAEMON": "off"})
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@needs_advisories
+def test_run_on_a_workspace_with_real_advisories(make_repo: Callable[..., Path], home: Path) -> None:
+    repo = make_repo(RUSTAPP)
+    code, result, err = _dispatch(repo)
+    assert code == 7 and result["status"] == "needs_regeneration", err
+    assert result["not_evaluated"] == []
+    got = {i["data"]["package"]: (i["data"]["installed"], i["data"]["target"], i["data"]["advisories"])
+           for i in result["items"]}
+    assert got == {
+        "chrono": (["0.4.19"], "0.4.20", ["RUSTSEC-2020-0159"]),
+        "crossbeam-channel": (["0.5.12"], "0.5.15", ["RUSTSEC-2025-0024"]),
+        "regex": (["1.5.4"], "1.5.5", ["RUSTSEC-2022-0013"]),
+        "smallvec": (["1.6.0"], "1.6.1", ["RUSTSEC-2021-0003"]),
+        "thread_local": (["1.1.3"], "1.1.4", ["RUSTSEC-2022-0006"]),
+        "time": (["0.1.43"], "0.2.0", ["RUSTSEC-2020-0071"]),
+    }
+    fixes = {i["data"]["package"]: [b["fix"] for b in i["blockers"]] for i in result["items"]}
+    assert fixes["smallvec"] == ["cargo update -p smallvec --precise 1.6.1"]
+    assert fixes["time"] == ["cargo update -p chrono"]
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=result["patch"], text=True,
+                           capture_output=True)
+    assert check.returncode == 0, check.stderr
+    assert '+smallvec = "1.6.1"' in result["patch"] and '+thread_local = "1.1.4"' in result["patch"]
+    one_code, one, _ = _dispatch(repo, "--input", "package=regex")
+    assert one_code == 7 and [i["data"]["package"] for i in one["items"]] == ["regex"]
+    assert '+regex = "1.5.5"' in one["patch"] and "workspace = true" not in one["patch"]
+
+
+@needs_advisories
+@pytest.mark.skipif(not (CORPUS / "ripgrep.tar.gz").is_file(), reason="the ripgrep corpus tarball is absent")
+def test_ripgrep_is_evaluated_and_clean(tmp_path: Path, home: Path) -> None:
+    """ripgrep locks no crate any advisory affects: the run reads both lockfiles and says so, not 'not evaluated'."""
+    with tarfile.open(CORPUS / "ripgrep.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    repo = tmp_path / "ripgrep"
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "corpus"]):
+        subprocess.run(["git", *step], cwd=repo, check=True)
+    code, result, err = _dispatch(repo)
+    assert code == 0 and result["status"] == "no_changes", err
+    assert result["not_evaluated"] == [] and result["items"] == []
