@@ -23,9 +23,10 @@ MANIFEST_BOUND_ENV = "PLANNER_MANIFEST_MAX_BYTES"
 MANIFEST_MAX_BYTES = 1 << 20
 
 # The ecosystems whose manifests and lockfiles the dependencies probe reads (conda: the pip requirements of an
-# environment file). A manifest or lockfile the build probe classifies under any other ecosystem (Gemfile.lock, composer.lock, pom.xml, build.gradle, gradle.lockfile, packages.lock.json, *.csproj) is found but
+# environment file). A manifest or lockfile the build probe classifies under any other ecosystem (composer.lock,
+# pom.xml, build.gradle, gradle.lockfile) is found but
 # not evaluated, and a run says so instead of reading as "no vulnerable dependency".
-EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems"})
+EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems", "NuGet"})
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
     "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/**/*.txt", "**/requirements/**/*.in",
@@ -81,6 +82,9 @@ KNOWN_FILES: dict[str, Classification] = {
     "build.gradle.kts": ("gradle", "Maven", "manifest"),
     "gradle.lockfile": ("gradle", "Maven", "lockfile"),
     "packages.lock.json": ("dotnet", "NuGet", "lockfile"),
+    "Directory.Packages.props": ("dotnet", "NuGet", "manifest"),  # central package versions
+    "Directory.Build.props": ("dotnet", "NuGet", "manifest"),  # PackageReferences of every project below
+    "packages.config": ("nuget", "NuGet", "manifest"),
     "Gemfile": ("bundler", "RubyGems", "manifest"),
     "Gemfile.lock": ("bundler", "RubyGems", "lockfile"),
     "gems.rb": ("bundler", "RubyGems", "manifest"),
@@ -102,7 +106,7 @@ def classify(path: str) -> Classification | None:
     _, name = split_path(path)
     if name in KNOWN_FILES:
         return KNOWN_FILES[name]
-    if name.endswith(".csproj"):
+    if name.endswith((".csproj", ".fsproj", ".vbproj")):
         return ("dotnet", "NuGet", "manifest")
     if name.endswith(".gemspec"):
         return ("rubygems", "RubyGems", "manifest")

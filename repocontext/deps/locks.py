@@ -32,6 +32,7 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "Gemfile.lock": ("gemfile_lock:parse_gemfile_lock", "Gemfile"),
     "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb"),
     "Cargo.lock": ("cargo_lock:parse_cargo_lock", "Cargo.toml"),
+    "packages.lock.json": ("nuget_lock:parse_packages_lock", "*.csproj"),
 }
 # Manifests read before the lockfiles (a lockfile takes the declarations of the one its LOCKS entry names):
 # group → parser target `module:function(path, text) -> Parsed`. A group is a file name, or `*.ext` for
@@ -45,6 +46,12 @@ MANIFESTS: dict[str, str] = {
     "gems.rb": "gemfile:parse_gemfile",
     "*.gemspec": "gemfile:parse_gemspec",
     "Cargo.toml": "cargo:parse_cargo_toml",
+    "*.csproj": "nuget:parse_msbuild",
+    "*.fsproj": "nuget:parse_msbuild",
+    "*.vbproj": "nuget:parse_msbuild",
+    "Directory.Packages.props": "nuget:parse_msbuild",
+    "Directory.Build.props": "nuget:parse_msbuild",
+    "packages.config": "nuget:parse_packages_config",
 }
 
 

@@ -75,11 +75,13 @@ def scheme_for(ecosystem: str, range_type: str = "ECOSYSTEM") -> Scheme:
 
 
 def normalize_name(ecosystem: str, name: str) -> str:
-    """PEP 503 for PyPI; every other ecosystem keeps the name as given (npm and Go are case-sensitive)."""
+    """PEP 503 for PyPI; NuGet ids fold case (nuget.org treats `newtonsoft.json` as Newtonsoft.Json); every
+    other ecosystem keeps the name as given (npm and Go are case-sensitive)."""
     name = name.strip()
-    if ecosystem_key(ecosystem) == "pypi":
+    key = ecosystem_key(ecosystem)
+    if key == "pypi":
         return _PEP503_RUNS.sub("-", name).lower()
-    return name
+    return name.lower() if key == "nuget" else name
 
 
 @lru_cache(maxsize=65536)
