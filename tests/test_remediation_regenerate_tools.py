@@ -141,20 +141,21 @@ def test_npm_with_an_unreachable_index(home: Path, make_repo: Callable[..., Path
     assert "package-lock.json" not in state["patch"]
 
 
-def test_npm_update_of_a_capped_transitive_package_is_still_locked(home: Path, make_repo: Callable[..., Path],
-                                                                   advisories: Path) -> None:
-    """debug 2.6.9 pins ms 2.0.0: `npm update ms` exits 0 and cannot move it, which must not read as success."""
+def test_a_capped_transitive_package_is_forced_by_a_scoped_override(home: Path, make_repo: Callable[..., Path],
+                                                                     advisories: Path) -> None:
+    """debug 2.6.9 pins ms 2.0.0: `npm update ms` would exit 0 and leave it, so it is never the command; an
+    override scoped to debug is added to package.json and `npm install --package-lock-only` reaches the fix
+    (tests/test_npm_parents.py: the ranges and the report)."""
     needs("npm", NPM_PING)
     repo = _js_repo(make_repo, "npm install --package-lock-only --ignore-scripts",
                     {"dependencies": {"debug": "2.6.9"}})
     state = run(repo, advisories)
     [result] = [r for r in state["outcomes"] if r["item"]["id"] == "npm:ms"]
-    assert result["status"] == "needs_regeneration"
-    [blocker] = result["blockers"]
-    assert blocker["kind"] == "still-locked"
-    assert blocker["message"].startswith("after `npm update ms --package-lock-only`, package-lock.json still locks "
-                                         "ms 2.0.0 (via debug → ms), below 2.1.0")
-    assert '"overrides": {"ms": "^2.1.0"}' in blocker["fix"]
+    assert (result["status"], result["blockers"]) == ("succeeded", []), result["notes"]
+    assert [r["command"] for r in result["plan"]["data"]["regeneration"]] == ["npm install --package-lock-only"]
+    assert '+  "overrides": {\n+    "debug": {\n+      "ms": "2.1.0"\n+    }\n+  },' in state["patch"]
+    after = PARSERS["package-lock.json"](applied(repo, state["patch"], "package-lock.json"))
+    assert [(d.name, d.version) for d in after.deps if d.name == "ms"] == [("ms", "2.1.0")]
 
 
 def test_yarn(home: Path, make_repo: Callable[..., Path], advisories: Path, tmp_path: Path) -> None:
