@@ -81,7 +81,8 @@ def _dependency(path: str, lines: TomlLines, table: tuple[str, ...], key: str, s
     if not isinstance(spec, dict):
         return Issue(f"{section}.{key}: not a version requirement or a table: {spec!r}", path,
                      _key_line(lines, table, key))
-    name = spec.get("package") if isinstance(spec.get("package"), str) else key
+    package = spec.get("package")
+    name = package if isinstance(package, str) else key
     version = spec.get("version") if isinstance(spec.get("version"), str) else None
     where = "version" if version is not None else "workspace" if spec.get("workspace") is True else None
     line = (lines.find((*table, key), (where,)) if where else None) or _key_line(lines, table, key)
