@@ -6,6 +6,7 @@ NuGet advisories (tests/fixtures/advisories/NuGet): the lowest unaffected versio
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Callable
@@ -103,3 +104,9 @@ def test_lockfile_needs_dotnet_restore(make_repo: Callable[..., Path], home: Pat
                for s in sql["plan_data"]["skipped"])
     _applies(repo, result["patch"])
     assert "packages.lock.json" not in result["patch"]
+    if shutil.which("dotnet") is None:  # --regenerate ends where the tool is missing, naming it
+        code, again, err = _dispatch(repo, "--input", "package=System.Text.Json", "--regenerate")
+        assert code == 7 and again["status"] == "needs_regeneration", err
+        ran, = again["items"][0]["plan_data"]["regeneration"]
+        assert (ran["command"], ran["status"]) == ("dotnet restore --force-evaluate", "failed")
+        assert "dotnet is not installed" in ran["detail"]

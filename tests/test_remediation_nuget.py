@@ -5,6 +5,10 @@ a transitive package gets the pinning hint with its exact id; `still_below` re-r
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +147,17 @@ def test_still_below_reads_a_regenerated_lockfile() -> None:
     assert [(d.name, d.version) for d in below or []] == [("Npgsql", "4.1.9")]
     moved = LOCK.replace('"resolved": "4.1.9"', '"resolved": "4.1.13"')
     assert still_below("src/packages.lock.json", moved, "NuGet", "Npgsql", "4.1.13") == []
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet is not installed")
+def test_dotnet_restore_writes_a_lockfile_the_parser_reads(tmp_path: Path) -> None:
+    """The real tool, offline: a project with no package references restores from the SDK alone."""
+    (tmp_path / "App.csproj").write_text(
+        '<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup><TargetFramework>net8.0</TargetFramework>'
+        "<RestorePackagesWithLockFile>true</RestorePackagesWithLockFile></PropertyGroup></Project>\n")
+    env = {**os.environ, "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1"}
+    done = subprocess.run(["dotnet", "restore", "--force-evaluate"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    parsed = parse_packages_lock("packages.lock.json", (tmp_path / "packages.lock.json").read_text(), None)
+    assert parsed.issues == [] and parsed.deps == []
