@@ -22,10 +22,10 @@ from typing import Any, Literal, TypedDict
 
 from planner import tokens
 from planner.bundle import excerpt, files_of, keys, render
+from planner.bundle.hotslice import SliceSource
 from planner.bundle.model import LOADED, BandName, Bundle, BundleEntry, Totals
 from planner.bundle.view import RepoView
 from planner.errors import BudgetError
-from planner.hotviews.model import SliceSource
 from planner.tccm.entry import Entry, input_refs
 from planner.tccm.model import TCCM
 from repocontext.lazyjson import plain

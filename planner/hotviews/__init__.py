@@ -3,6 +3,7 @@
 Modules: slices (which slices, computed from the TCCMs in service), backend
 (Redis URL → client, or the embedded default), naming (keys, versions,
 snapshot fingerprints), store (read, write, warm, invalidate), bundles (the
-builder's hot-view path), stats. Import the submodules directly; this package
-imports nothing so the bundle builder can depend on `planner.hotviews.model`.
+builder's hot-view path), stats. Import the submodules directly. The slice
+types the bundle builder reads (HotSlice, SliceSource) are `planner.bundle.hotslice`,
+below this package, so the builder never imports hot views.
 """

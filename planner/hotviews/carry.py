@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from planner.bundle.hotslice import HotSlice
 from planner.hotviews import naming
 from planner.hotviews.backend import data, text
-from planner.hotviews.model import HotSlice
 from planner.tccm.entry import input_refs, split_key
 
 if TYPE_CHECKING:

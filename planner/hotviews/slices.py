@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.bundle import keys, render
-from planner.hotviews.model import HotSlice
+from planner.bundle.hotslice import HotSlice
 from planner.tccm.entry import input_refs, split_key
 from planner.tccm.model import BANDS, TCCM
 from repocontext.lazyjson import plain

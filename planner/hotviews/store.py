@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 from pydantic import BaseModel
 
+from planner.bundle.hotslice import HotSlice
 from planner.config import Settings
 from planner.hotviews import carry, naming, slices
 from planner.hotviews.backend import Backend, connect, data, errors, reason, text, ttl_seconds
-from planner.hotviews.model import HotSlice
 from planner.tccm.model import BANDS, TCCM
 
 if TYPE_CHECKING:

@@ -36,6 +36,7 @@ class _Spec:
     section: str
     source: str | None
     deps: list[str] = field(default_factory=list)
+    requires: dict[str, str] = field(default_factory=dict)  # dependency → its requirement as written ("" for none)
 
 
 @dataclass
@@ -96,6 +97,7 @@ def _source_line(raw: str, number: int, section: str, fields: dict[str, str], lo
     if dep and current is not None:
         if dep.group(1) not in current.deps:
             current.deps.append(dep.group(1))
+            current.requires[dep.group(1)] = dep.group(2) or ""
         return current
     issues.append(Issue(f"unexpected line in Gemfile.lock: {raw.strip()[:80]}", path, number))
     return current

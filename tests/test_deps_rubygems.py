@@ -1,0 +1,201 @@
+"""Gemfile, *.gemspec and Gemfile.lock parsers, and the dependencies probe over a Ruby project."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+from repocontext.deps.common import declared
+from repocontext.deps.gemfile import parse_gemfile, parse_gemspec
+from repocontext.deps.gemfile_lock import parse_gemfile_lock
+from repocontext.deps.locks import group_of, parse_lock
+from repocontext.gather import gather
+from repocontext.model import Dependency
+from repocontext.probes.dependencies import DependenciesProbe
+
+GEMFILE = textwrap.dedent('''\
+    source "https://rubygems.org"
+    git_source(:github) { |repo| "https://github.com/#{repo}.git" }
+
+    gem "rails", "~> 7.0.4" # the framework
+    gem 'rack', '~> 2.2', '>= 2.2.3', require: false
+    gem "nokogiri", [">= 1.13", "< 2"]
+    gem "pg", "1.4.5"
+    gem "sidekiq",
+        "~> 6.5"
+    gem "canonical-rails", :github => "commonlit/canonical-rails", :ref => "abc"
+    gem "local_gem", path: "vendor/local_gem"
+    gem "rubocop", group: :development
+    gem "version_from_env", ENV.fetch("V", "1.0")
+
+    group :development, :test do
+      gem "rspec-rails", "~> 6.0"
+      if RUBY_VERSION >= "3"
+        gem "debug"
+      end
+    end
+
+    group :production do
+      group :test do
+        gem "mixed"
+      end
+      gem "puma"
+    end
+
+    platforms :jruby do
+      gem "jruby-openssl"
+    end
+
+    git "https://github.com/rails/rails.git", branch: "main" do
+      gem "activestorage"
+    end
+''')
+
+LOCK = textwrap.dedent('''\
+    GIT
+      remote: https://github.com/commonlit/canonical-rails.git
+      revision: 97bcb28b910b08ce4dc0169eae55a8cd3d4f26ff
+      ref: abc
+      specs:
+        canonical-rails (0.2.17)
+          actionview (>= 4.1, < 8.2)
+
+    PATH
+      remote: .
+      specs:
+        myapp (0.1.0)
+          rack (~> 2.2)
+
+    GEM
+      remote: https://rubygems.org/
+      specs:
+        actionview (7.0.4)
+          rack (>= 2.0)
+        mini_portile2 (2.8.1)
+        nokogiri (1.14.2)
+          mini_portile2 (~> 2.8.0)
+          racc (~> 1.4)
+        nokogiri (1.14.2-x86_64-linux)
+          racc (~> 1.4)
+        racc (1.6.2)
+        rack (2.2.6)
+        rspec-rails (6.0.1)
+          nokogiri (>= 1.0)
+
+    GEM
+      remote: https://gems.example.com/
+      specs:
+        private_gem (1.0.0)
+
+    PLATFORMS
+      ruby
+      x86_64-linux
+
+    DEPENDENCIES
+      canonical-rails!
+      myapp!
+      nokogiri (>= 1.13, < 2)
+      private_gem
+      rspec-rails (~> 6.0)
+
+    CHECKSUMS
+      rack (2.2.6) sha256=0123
+
+    BUNDLED WITH
+       2.4.6
+''')
+
+
+def _by_name(deps: list[Dependency]) -> dict[str, Dependency]:
+    return {d.name: d for d in deps}
+
+
+def test_gemfile_requirements_groups_and_sources() -> None:
+    parsed = parse_gemfile("Gemfile", GEMFILE)
+    deps = _by_name(parsed.deps)
+    assert deps["rails"].constraint == "~> 7.0.4" and deps["rails"].line == 4 and deps["rails"].version is None
+    assert deps["rack"].constraint == "~> 2.2, >= 2.2.3"
+    assert deps["nokogiri"].constraint == ">= 1.13, < 2"
+    assert deps["pg"].version == "1.4.5"
+    assert deps["sidekiq"].constraint == "~> 6.5" and deps["sidekiq"].line == 8  # continued call: its first line
+    assert deps["canonical-rails"].source == "github: commonlit/canonical-rails"
+    assert deps["local_gem"].source == "path: vendor/local_gem"
+    assert deps["activestorage"].source == "git: https://github.com/rails/rails.git"
+    assert deps["rubocop"].dev and deps["rspec-rails"].dev and deps["debug"].dev
+    assert not deps["puma"].dev and not deps["mixed"].dev  # production (and test): ships
+    assert not deps["jruby-openssl"].dev and not deps["rails"].dev
+    assert "version_from_env" in deps and deps["version_from_env"].constraint is None
+    assert any("version_from_env" in issue.message for issue in parsed.issues)
+    assert all(d.ecosystem == "RubyGems" and d.kind == "manifest" for d in parsed.deps)
+
+
+def test_gemspec_runtime_and_development() -> None:
+    text = textwrap.dedent('''\
+        Gem::Specification.new do |spec|
+          spec.name = "mygem"
+          spec.add_dependency "rack", ">= 2.0", "< 4"
+          spec.add_runtime_dependency(%q<nokogiri>.freeze, ["~> 1.14"])
+          s.add_development_dependency 'rspec', '~> 3.12' # tests
+          spec.add_dependency "thor"
+        end
+    ''')
+    deps = _by_name(parse_gemspec("mygem.gemspec", text).deps)
+    assert deps["rack"].constraint == ">= 2.0, < 4" and not deps["rack"].dev and deps["rack"].line == 3
+    assert deps["nokogiri"].constraint == "~> 1.14" and deps["nokogiri"].section == "add_runtime_dependency"
+    assert deps["rspec"].dev and deps["rspec"].constraint == "~> 3.12"
+    assert deps["thor"].constraint is None
+
+
+def test_lock_records_chains_platforms_and_sources() -> None:
+    parsed = parse_gemfile_lock("Gemfile.lock", LOCK, {"rspec-rails": True, "nokogiri": False})
+    deps = _by_name(parsed.deps)
+    assert parsed.issues == []
+    assert [d.name for d in parsed.deps].count("nokogiri") == 1  # the platform variant is the same version
+    assert deps["nokogiri"].version == "1.14.2" and deps["nokogiri"].line == 21 and deps["nokogiri"].direct
+    assert "myapp" not in deps  # the project's own gemspec
+    assert deps["rack"].direct  # what the project's gemspec depends on is direct
+    assert deps["canonical-rails"].source == ("git: https://github.com/commonlit/canonical-rails.git"
+                                              "@97bcb28b910b08ce4dc0169eae55a8cd3d4f26ff")
+    assert deps["private_gem"].source == "source: https://gems.example.com/"
+    assert deps["actionview"].path == ["canonical-rails", "actionview"] and not deps["actionview"].direct
+    assert deps["racc"].path == ["nokogiri", "racc"] and not deps["racc"].dev
+    assert deps["rspec-rails"].dev  # a dev group's gem
+    assert deps["mini_portile2"].kind == "lockfile" and deps["mini_portile2"].section == "GEM"
+
+
+def test_lock_dev_only_chain() -> None:
+    lock = LOCK.replace("\n  nokogiri (>= 1.13, < 2)\n", "\n")
+    deps = _by_name(parse_gemfile_lock("Gemfile.lock", lock, {"rspec-rails": True}).deps)
+    assert deps["nokogiri"].dev and deps["nokogiri"].path == ["rspec-rails", "nokogiri"]
+    assert deps["racc"].dev
+
+
+def test_lock_without_dependencies_guesses_roots() -> None:
+    lock = LOCK.split("PLATFORMS")[0]
+    parsed = parse_gemfile_lock("Gemfile.lock", lock, None)
+    assert any("treating packages that nothing depends on as direct" in i.message for i in parsed.issues)
+    assert _by_name(parsed.deps)["rspec-rails"].direct
+
+
+def test_lock_takes_the_gemfile_beside_it() -> None:
+    gemfile = parse_gemfile("app/Gemfile", GEMFILE).deps
+    manifests = {"Gemfile": {"app": gemfile}}
+    result = parse_lock("Gemfile.lock", "app/Gemfile.lock", LOCK, manifests, set())
+    rows = {name: record for _, name, record in result.rows}
+    assert rows["rspec-rails"]["dev"] is True and rows["nokogiri"].get("dev") is not True
+    assert declared(gemfile)["rspec-rails"] is True
+    assert group_of("mygem.gemspec") == "*.gemspec" and group_of("Gemfile.lock") == "Gemfile.lock"
+
+
+def test_dependencies_probe_reads_a_ruby_project(tmp_path: Path) -> None:
+    (tmp_path / "Gemfile").write_text(GEMFILE)
+    (tmp_path / "Gemfile.lock").write_text(LOCK)
+    (tmp_path / "mygem.gemspec").write_text('Gem::Specification.new do |s|\n  s.add_dependency "rack", "~> 2.2"\nend\n')
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run([*git, *args], cwd=tmp_path, check=True)
+    deps = gather(tmp_path, probes=[DependenciesProbe()]).dependencies
+    assert sorted((d.file, d.line) for d in deps["rack"]) == [("Gemfile", 5), ("Gemfile.lock", 27),
+                                                            ("mygem.gemspec", 2)]
+    assert [d.dev for d in deps["rspec-rails"] if d.file == "Gemfile.lock"] == [True]  # the Gemfile's group
