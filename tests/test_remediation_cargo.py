@@ -3,7 +3,10 @@ workspace locking real crates that real RustSec advisories affect, and on the ri
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Callable
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 from cargo_fixture import RUSTAPP
 from conftest import run_cli
-from test_remediation_edits import plan_for
+from test_remediation_edits import plan_for, write_back
 
 from subgraphs.vulnerability_remediation.edits_cargo import cargo_lock_command
 from subgraphs.vulnerability_remediation.lockfiles import still_below
@@ -28,7 +31,7 @@ def test_direct_crate_edits_its_requirement_and_names_the_precise_update(make_re
     assert [(e.file, e.line, e.old, e.new) for e in plan.edits] == [("Cargo.toml", 13, '= "1.6"', '= "1.6.1"')]
     assert 'smallvec = "1.6.1"\n' in after["Cargo.toml"]
     assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [
-        ("Cargo.lock", ".", "cargo update -p smallvec --precise 1.6.1")]
+        ("Cargo.lock", ".", "cargo update --workspace && cargo update -p smallvec --precise 1.6.1")]
     assert "sha256" in plan.regenerate[0].why
 
 
@@ -39,7 +42,7 @@ def test_workspace_requirement_is_edited_at_the_root_and_members_inherit_it(make
     inherited = [n for n in plan.notes if "[workspace.dependencies]" in n]
     assert sorted(n.split(":")[0] for n in inherited) == ["Cargo.toml", "cli/Cargo.toml"]
     assert plan.skipped == []
-    assert plan.regenerate[0].command == "cargo update -p regex --precise 1.5.5"
+    assert plan.regenerate[0].command == "cargo update --workspace && cargo update -p regex --precise 1.5.5"
 
 
 def test_member_requirement_and_an_already_fixed_one(make_repo: Callable[..., Path]) -> None:
@@ -80,7 +83,8 @@ def test_several_locked_versions_name_the_stale_one() -> None:
         return cargo_lock_command("Cargo.lock", "syn", target, edited, lock)
 
     assert command("2.0.20", False) == "cargo update -p syn@2.0.10 --precise 2.0.20"
-    assert command("1.0.110", True) == "cargo update -p syn@1.0.109 --precise 1.0.110"
+    assert command("1.0.110", False) == "cargo update -p syn@1.0.109 --precise 1.0.110"
+    assert command("1.0.110", True) == "cargo update --workspace"  # the edited requirement decides
     assert command("3.0.0", False) == "cargo update -p a"  # no `^2` or `^1` requirement admits 3.0.0
     assert command("1.0.0", True) == "cargo update --workspace"
     stale = still_below("Cargo.lock", lock, "crates.io", "syn", "2.0.0")
@@ -111,7 +115,7 @@ def test_run_on_a_workspace_with_real_advisories(make_repo: Callable[..., Path],
         "time": (["0.1.43"], "0.2.0", ["RUSTSEC-2020-0071"]),
     }
     fixes = {i["data"]["package"]: [b["fix"] for b in i["blockers"]] for i in result["items"]}
-    assert fixes["smallvec"] == ["cargo update -p smallvec --precise 1.6.1"]
+    assert fixes["smallvec"] == ["cargo update --workspace && cargo update -p smallvec --precise 1.6.1"]
     assert fixes["time"] == ["cargo update -p chrono"]
     check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=result["patch"], text=True,
                            capture_output=True)
@@ -135,3 +139,67 @@ def test_ripgrep_is_evaluated_and_clean(tmp_path: Path, home: Path) -> None:
     code, result, err = _dispatch(repo)
     assert code == 0 and result["status"] == "no_changes", err
     assert result["not_evaluated"] == [] and result["items"] == []
+
+
+def _cargo() -> str | None:
+    home = Path.home() / ".cargo" / "bin" / "cargo"
+    return shutil.which("cargo") or (str(home) if home.is_file() else None)
+
+
+CARGO = _cargo()
+
+
+def _local_registry(root: Path, versions: list[str]) -> Path:
+    """A cargo local registry holding smallvec at `versions` (packaged by cargo itself, empty libraries)."""
+    registry = root / "registry"
+    (registry / "index" / "sm" / "al").mkdir(parents=True)
+    lines = []
+    for version in versions:
+        crate = root / "crates" / f"smallvec-{version}"
+        (crate / "src").mkdir(parents=True)
+        (crate / "src" / "lib.rs").write_text("")
+        (crate / "Cargo.toml").write_text(f'[package]\nname = "smallvec"\nversion = "{version}"\nedition = "2018"\n'
+                                          'license = "MIT"\ndescription = "test"\n')
+        subprocess.run([str(CARGO), "package", "--offline", "--allow-dirty", "--no-verify", "-q"], cwd=crate,
+                       env=_env(root), check=True, capture_output=True)
+        packed = crate / "target" / "package" / f"smallvec-{version}.crate"
+        shutil.copy(packed, registry / packed.name)
+        digest = hashlib.sha256(packed.read_bytes()).hexdigest()
+        lines.append(json.dumps({"name": "smallvec", "vers": version, "deps": [], "cksum": digest, "features": {},
+                                 "yanked": False}))
+    (registry / "index" / "sm" / "al" / "smallvec").write_text("\n".join(lines) + "\n")
+    return registry
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {**os.environ, "CARGO_HOME": str(root / "cargo-home"), "CARGO_NET_OFFLINE": "true",
+            "PATH": f"{Path(str(CARGO)).parent}:{os.environ.get('PATH', '')}"}
+
+
+@pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
+def test_the_named_commands_lock_exactly_the_target_with_real_cargo(tmp_path: Path,
+                                                                     make_repo: Callable[..., Path]) -> None:
+    """cargo, offline against a local registry holding 1.6.0, 1.6.1 and 1.7.0: after the requirement edit the
+    action's command locks 1.6.1 (alone, `--precise` would give 1.7.0); without an edit `--precise` does."""
+    registry = _local_registry(tmp_path, ["1.6.0", "1.6.1", "1.7.0"])
+    config = f'[source.crates-io]\nreplace-with = "local"\n\n[source.local]\nlocal-registry = "{registry}"\n'
+    package = '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+    repo = make_repo({"Cargo.toml": package + 'smallvec = "=1.6.0"\n', "src/lib.rs": "", ".cargo/config.toml": config},
+                     commit=False)
+    subprocess.run([str(CARGO), "generate-lockfile"], cwd=repo, env=_env(tmp_path), check=True, capture_output=True)
+    (repo / "Cargo.toml").write_text(package + 'smallvec = "1.6"\n')
+    for step in (["add", "-A"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "lock"]):
+        subprocess.run(["git", *step], cwd=repo, check=True)
+    lock = (repo / "Cargo.lock").read_text()
+    plain = cargo_lock_command("Cargo.lock", "smallvec", "1.6.1", False, lock)
+    subprocess.run(["sh", "-c", plain], cwd=repo, env=_env(tmp_path), check=True, capture_output=True)
+    assert 'name = "smallvec"\nversion = "1.6.1"' in (repo / "Cargo.lock").read_text()
+    (repo / "Cargo.lock").write_text(lock)
+    plan, after = plan_for(repo, "crates.io", "smallvec", "1.6.1")
+    write_back(repo, after)
+    assert (repo / "Cargo.toml").read_text().endswith('smallvec = "1.6.1"\n')
+    command = plan.regenerate[0].command
+    subprocess.run(["sh", "-c", command], cwd=repo, env=_env(tmp_path), check=True, capture_output=True)
+    regenerated = (repo / "Cargo.lock").read_text()
+    assert 'name = "smallvec"\nversion = "1.6.1"' in regenerated
+    assert still_below("Cargo.lock", regenerated, "crates.io", "smallvec", "1.6.1") == []
