@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.policy.surface import summary as policy_summary
 from planner.tccm.model import BANDS, TCCM
 from planner.tccm.registry import Registry
+from planner.tccm.surface import summary as policy_summary
 
 ROW_KEYS = ("id", "kind", "task_class", "status", "repo", "created_at")
 

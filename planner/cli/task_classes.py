@@ -16,8 +16,8 @@ from planner.cli.output import console, emit_json, error_line
 from planner.config import Settings
 from planner.errors import ExitCode
 from planner.flow import mermaid
-from planner.policy import surface as surfaces
 from planner.queries import task_class_rows
+from planner.tccm import surface as surfaces
 from planner.tccm.model import BANDS, TCCM, TCCMDocument
 
 app = typer.Typer(help="List, show, validate task classes (TCCM files).", no_args_is_help=True)

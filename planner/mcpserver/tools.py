@@ -182,7 +182,7 @@ def query_decision_surface(task_class: TaskClass,
     each, and how to allow a blocked one (what `planner task-classes surface` answers)."""
     from planner import service
     from planner.inputs import check_inputs
-    from planner.policy import surface as surfaces
+    from planner.tccm import surface as surfaces
 
     tccm = service.task_class(Settings.from_env(), task_class)
     given = as_inputs(inputs)
