@@ -19,6 +19,7 @@ from test_remediation_edits import plan_for, write_back
 
 from subgraphs.vulnerability_remediation.edits_cargo import cargo_lock_command
 from subgraphs.vulnerability_remediation.lockfiles import still_below
+from subgraphs.vulnerability_remediation.regenerate import classify
 from tests.datapaths import CORPUS, SHARED
 
 ADVISORIES = SHARED / "advisories" / "crates.io"
@@ -203,3 +204,20 @@ def test_the_named_commands_lock_exactly_the_target_with_real_cargo(tmp_path: Pa
     regenerated = (repo / "Cargo.lock").read_text()
     assert 'name = "smallvec"\nversion = "1.6.1"' in regenerated
     assert still_below("Cargo.lock", regenerated, "crates.io", "smallvec", "1.6.1") == []
+
+
+@pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
+def test_cargo_failures_read_as_network_and_toolchain(tmp_path: Path, make_repo: Callable[..., Path]) -> None:
+    """Real cargo output: a registry it cannot connect to is the network; a lockfile newer than the cargo is
+    the toolchain (that message is cargo's own, quoted)."""
+    config = ('[source.crates-io]\nreplace-with = "nowhere"\n\n'
+              '[source.nowhere]\nregistry = "sparse+http://127.0.0.1:9/index/"\n')
+    repo = make_repo({**RUSTAPP, ".cargo/config.toml": config})
+    done = subprocess.run(["sh", "-c", "cargo update -p smallvec --precise 1.6.1"], cwd=repo, capture_output=True,
+                          text=True, env={**_env(tmp_path), "CARGO_NET_OFFLINE": "false", "CARGO_NET_RETRY": "0"},
+                          timeout=120)
+    assert done.returncode != 0
+    assert classify("cargo", done.returncode, done.stderr).startswith("the package index could not be reached")
+    newer = ("error: failed to parse lock file at: /x/Cargo.lock\n\nCaused by:\n  lock file version `4` was found, "
+             "but this version of Cargo does not understand this lock file, perhaps Cargo needs to be updated?\n")
+    assert classify("cargo", 101, newer).startswith("the toolchain is too old")
