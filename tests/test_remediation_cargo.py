@@ -221,3 +221,37 @@ def test_cargo_failures_read_as_network_and_toolchain(tmp_path: Path, make_repo:
     newer = ("error: failed to parse lock file at: /x/Cargo.lock\n\nCaused by:\n  lock file version `4` was found, "
              "but this version of Cargo does not understand this lock file, perhaps Cargo needs to be updated?\n")
     assert classify("cargo", 101, newer).startswith("the toolchain is too old")
+
+
+@needs_advisories
+@pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
+def test_regenerate_runs_cargo_in_the_sandbox_and_locks_the_target(tmp_path: Path, make_repo: Callable[..., Path],
+                                                                   home: Path) -> None:
+    """`dispatch --regenerate` end to end: the edit, then the named command run by real cargo in bubblewrap on a
+    throwaway copy (a local registry inside the repository stands in for crates.io), and a patch whose
+    Cargo.lock locks exactly the target: the run succeeds."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    registry = _local_registry(tmp_path, ["1.6.0", "1.6.1", "1.7.0"])
+    package = '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+    files = {"Cargo.toml": package + 'smallvec = "=1.6.0"\n', "src/lib.rs": "",
+             ".cargo/config.toml": '[source.crates-io]\nreplace-with = "local"\n\n[source.local]\n'
+                                   'local-registry = "vendor-registry"\n'}
+    repo = make_repo(files, commit=False)
+    shutil.copytree(registry, repo / "vendor-registry")
+    subprocess.run([str(CARGO), "generate-lockfile"], cwd=repo, env=_env(tmp_path), check=True, capture_output=True)
+    (repo / "Cargo.toml").write_text(package + 'smallvec = "1.6"\n')
+    for step in (["add", "-A"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "lock"]):
+        subprocess.run(["git", *step], cwd=repo, check=True)
+    env = {"PATH": _env(tmp_path)["PATH"], "PLANNER_DAEMON": "off"}
+    rustup = Path.home() / ".rustup"
+    if Path(str(CARGO)).parent == Path.home() / ".cargo" / "bin" and rustup.is_dir():  # rustup's proxy needs it
+        env.update({"RUSTUP_HOME": str(rustup), "PLANNER_SANDBOX_RO": str(rustup),
+                    "PLANNER_SANDBOX_ENV": "RUSTUP_HOME,RUSTUP_TOOLCHAIN"})
+    done = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
+                   "--regenerate", "--json", env=env)
+    assert "Traceback" not in done.stderr, done.stderr
+    result = json.loads(done.stdout)
+    assert done.returncode == 0 and result["status"] == "succeeded", done.stderr
+    assert '-version = "1.6.0"\n+version = "1.6.1"' in result["patch"]
+    assert '+smallvec = "1.6.1"' in result["patch"]
