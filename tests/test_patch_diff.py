@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.bundle.view import read_repo_file
-from planner.patch.check import check_patch, split_patch
 from planner.patch.diff import file_diff, to_bytes, unified_diff
 from planner.patch.plan import Edit, apply_edits
+from planner.run.gates.check import check_patch, split_patch
 from planner.run.taskbase import reader
 from repocontext.lines import split_lines
 

@@ -13,8 +13,8 @@ from conftest import git, run_cli
 
 from planner.errors import PlannerError
 from planner.patch.diff import unified_diff
-from planner.patch.leaks import introduced
 from planner.run.apply import apply_patch, check_secrets
+from planner.run.gates.leaks import introduced
 
 AWS_KEY = "AKIAQWERTYUIOPASDFGH"
 GITHUB_TOKEN = "ghp_" + "a1B2" * 9

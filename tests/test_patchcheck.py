@@ -1,4 +1,4 @@
-"""planner.patch.check: the gate checks a patch against the bytes it was made from and against HEAD."""
+"""planner.run.gates.check: the gate checks a patch against the bytes it was made from and against HEAD."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from conftest import GIT_ENV, git, write_files
 
 from planner.chain.work import ItemResult, WorkItem
-from planner.patch.check import check_patch, gated_files
 from planner.patch.plan import Edit, apply_edits, unified_diff
 from planner.run.apply import apply_patch
+from planner.run.gates.check import check_patch, gated_files
 from planner.run.taskbase import reader
 
 OLD_STYLE = "diff --git a/Dockerfile b/Dockerfile\n--- a/Dockerfile\n+++ b/Dockerfile\n@@ -1,2 +1,3 @@\n FROM a\n" \

@@ -16,8 +16,8 @@ from conftest import commit_all, git, run_cli
 
 from planner.errors import PlannerError
 from planner.patch.diff import unified_diff
-from planner.patch.paths import committed_links, refusal
 from planner.run.apply import apply_patch, check_paths
+from planner.run.gates.paths import committed_links, refusal
 
 OLD = "from typing import List\n\n\ndef f(x: List[int]) -> List[int]:\n    return x\n"
 PYPROJECT = '[project]\nname = "demo"\nversion = "0"\nrequires-python = ">=3.10"\n'

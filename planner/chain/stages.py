@@ -18,12 +18,12 @@ from planner.chain import llm
 from planner.chain.recipes import Decline, RepoFiles
 from planner.chain.work import WorkItem
 from planner.errors import BudgetError
-from planner.patch import paths
 from planner.patch.plan import EditError, Plan, apply_edits
 from planner.policy.enforce import from_state
 from planner.recipes import stage as yaml_recipes
 from planner.recipes.engine import RecipeError
 from planner.run.context import NodeRuntime
+from planner.run.gates import paths
 from planner.run.state import WorkState
 from planner.run.taskmodule import for_tccm
 from planner.store.examples import DEFAULT_THRESHOLD, SolvedExamples

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import EnvironmentProblem, ExitCode, PlannerError
-from planner.patch import paths
+from planner.run.gates import paths
 from repocontext.home import user_umask
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def check_secrets(repo: Path, patch: str) -> None:
     """Refuse a patch that adds a secret-looking value its file does not already hold (the join blocks such
     an item; this holds for any patch `--apply` is handed), naming the file and the rule, never the value."""
     from planner.bundle.view import read_repo_file  # here: the checks above need none of it
-    from planner.patch import leaks
+    from planner.run.gates import leaks
 
     found = leaks.found_in({path: (read_repo_file(repo, path, exact=True).text or "", text)
                             for path, text in _added(patch).items()})

@@ -12,15 +12,15 @@ from planner.bundle.view import open_view, reader
 from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.errors import BudgetError, ExitCode, PlannerError
-from planner.patch import leaks, paths
-from planner.patch.check import gated_files
 from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
 from planner.policy import kinds
 from planner.policy.enforce import from_state
-from planner.policy.gate import gate
 from planner.recipes import work as work_items
 from planner.recipes.engine import RecipeError
 from planner.run.context import NodeRuntime
+from planner.run.gates import leaks, paths
+from planner.run.gates.check import gated_files
+from planner.run.gates.policy import gate
 from planner.run.state import SEVERITY, RunInputs, RunState
 from planner.run.taskmodule import for_tccm
 from planner.tccm.model import TCCM

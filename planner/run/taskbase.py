@@ -9,9 +9,9 @@ from typing import Any, Protocol
 from planner.bundle.view import reader
 from planner.chain.recipes import Decline
 from planner.chain.work import Blocker, ItemResult, ItemStatus, WorkItem
-from planner.patch import paths
 from planner.patch.plan import EditError, Plan, apply_edits
 from planner.run.context import RunContext
+from planner.run.gates import paths
 from planner.run.state import TaskState, WorkOutput
 
 
