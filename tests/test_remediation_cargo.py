@@ -255,3 +255,19 @@ def test_regenerate_runs_cargo_in_the_sandbox_and_locks_the_target(tmp_path: Pat
     assert done.returncode == 0 and result["status"] == "succeeded", done.stderr
     assert '-version = "1.6.0"\n+version = "1.6.1"' in result["patch"]
     assert '+smallvec = "1.6.1"' in result["patch"]
+
+
+def test_editor_dotted_keys_quotes_and_sources() -> None:
+    from repocontext.deps.cargo import parse_cargo_toml
+    from subgraphs.vulnerability_remediation.edits_cargo import edit_cargo_toml
+    from subgraphs.vulnerability_remediation.model import UpgradePlan
+
+    text = ('[dependencies]\nfoo.version = "1.2"\nfoo.features = ["x"]\n'
+            "bar = { version = '0.3.1', default-features = false }\n"
+            'baz = { version = "1.0", path = "../baz" }\nqux = "*"\n')
+    got = {}
+    for dep in parse_cargo_toml("Cargo.toml", text).deps:
+        plan = UpgradePlan(ecosystem="crates.io", package=dep.name, target="1.2.5" if dep.name != "bar" else "0.3.4")
+        got[dep.name] = (edit_cargo_toml(plan, dep, text), [(e.line, e.old, e.new) for e in plan.edits])
+    assert got == {"foo": ("edited", [(2, '= "1.2"', '= "1.2.5"')]), "bar": ("edited", [(4, "= '0.3.1'", "= '0.3.4'")]),
+                   "baz": ("skipped", []), "qux": ("loose", [])}
