@@ -25,12 +25,12 @@ from pydantic import ValidationError
 from planner import service
 from planner.bundle.model import Bundle
 from planner.chain.llm import LLMPlan
-from planner.chain.stages import fingerprint, plan_problem
 from planner.chain.work import WorkItem
 from planner.config import Settings
 from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.patch.parse import PatchError, edits_from_patch
 from planner.patch.plan import Plan
+from planner.run.stages import fingerprint, plan_problem
 from planner.store.examples import SolvedExamples
 from planner.store.runs import RunStore
 
@@ -82,9 +82,9 @@ def _items_and_bundles(settings: Settings, task_class: str, root: Path,
     RepoContext when it is missing or stale, list the work, build the run's bundle, split it), then each
     item's bundle scoped by its inputs. An example filed against a bootstrap bundle (never gathered) or the
     run-level bundle would never be found again by the run it was made for."""
-    from planner.chain.stages import recipes_first
     from planner.run import supervisor
     from planner.run.context import RunContext
+    from planner.run.stages import recipes_first
     from planner.run.state import RunState
 
     state: dict[str, Any] = {"task_class": task_class, "repo": str(root), "inputs": inputs, "options": {}}

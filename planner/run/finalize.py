@@ -11,12 +11,12 @@ from typing import Any
 from planner.advisories.source import AdvisorySource
 from planner.bundle.model import Bundle
 from planner.bundle.view import reader
-from planner.chain.stages import fingerprint
 from planner.chain.work import ItemResult
 from planner.patch import verify as verification
 from planner.patch.plan import Edit, Plan, apply_edits
 from planner.policy.enforce import check_side_effect, from_state
 from planner.run.context import NodeRuntime
+from planner.run.stages import fingerprint
 from planner.run.state import RunState
 from planner.run.supervisor import PATCHED
 from planner.store.examples import SolvedExamples

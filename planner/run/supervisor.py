@@ -9,7 +9,6 @@ from typing import Any
 from planner import service
 from planner.bundle.model import Bundle
 from planner.bundle.view import open_view, reader
-from planner.chain.stages import recipes_first
 from planner.chain.work import Blocker, ItemResult
 from planner.errors import BudgetError, ExitCode, PlannerError
 from planner.patch.plan import Edit, EditError, apply_edits, unified_diff
@@ -21,6 +20,7 @@ from planner.run.context import NodeRuntime
 from planner.run.gates import leaks, paths
 from planner.run.gates.check import gated_files
 from planner.run.gates.policy import gate
+from planner.run.stages import recipes_first
 from planner.run.state import SEVERITY, RunInputs, RunState
 from planner.run.taskmodule import for_tccm
 from planner.tccm.model import TCCM

@@ -3,7 +3,7 @@
 A committed link (`lib/evil.py -> /tmp/x/outside.py`, or `lib -> /etc`) would carry an edit, a patched copy
 or `--apply`'s commit out of the repository (or retarget the link itself); so would `..` or an absolute path.
 Every item's edits are checked here before they are merged into the patch (planner/run/supervisor.py), a
-plan is checked before it is accepted (planner/chain/stages.py, planner/run/taskbase.py), and `--apply`
+plan is checked before it is accepted (planner/run/stages.py, planner/run/taskbase.py), and `--apply`
 checks the patch's files against the work tree and HEAD (planner/run/apply.py).
 """
 
