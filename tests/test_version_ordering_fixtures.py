@@ -18,15 +18,12 @@ CASES = [("PyPI", "pypi-versions.txt"), ("npm", "semver-versions.txt"), ("Go", "
          ("NuGet", "nuget-versions.txt")]
 
 _LEGACY = "a pre-PEP 440 'legacy' version: packaging 22+ rejects it (osv-scanner's fixture keeps it on purpose)"
-_RELEASE = ("univers' MavenVersion reads `release` as a qualifier above the release; Maven 3.8.7's "
-            "ComparableVersion (Debian's), like osv-scanner, makes it an alias of the release")
 DISAGREES: dict[tuple[str, str], str] = {
     **{("PyPI", line): _LEGACY for line in (
         "0.1-bulbasaur < 0.1-charmander", "0.1-charmander < 0.9-doduo", "0.9-doduo < 0.9-eevee",
         "0.9-eevee < 0.9-fearow", "0.9-fearow < 0.9-gyarados", "0.9-gyarados < 0.9-horsea",
         "0.9-horsea < 0.9-ivysaur", "0.9-ivysaur < 1.0", "-class.-jw.util.version.version-pre < 1.0",
         "-class.-jw.util.version.version-preview < 1.0", "-class.-jw.util.version.version-dev < 1.0")},
-    **{("Maven", line): _RELEASE for line in ("1release = 1", "1RELEASE = 1", "1RELeaSE = 1")},
     ("Maven", "1-1 = 1-ga-1"): "univers and Maven 3.8.7's ComparableVersion both order 1-1 above 1-ga-1; "
                                "osv-scanner follows a later Maven, where `ga` between numbers is dropped",
 }

@@ -52,6 +52,9 @@ _PRERELEASE = {
 }
 _PEP503_RUNS = re.compile(r"[-_.]+")
 _GENERIC_TOKENS = re.compile(r"\d+|[a-z]+")
+# Maven's ComparableVersion reads a `release` item as the release itself, as it does `ga` and `final`
+# (Spring's 4.3.9.RELEASE == 4.3.9); univers' MavenVersion ranks it above, so it is read as `ga`.
+_MAVEN_RELEASE = re.compile(r"(?i)(?:^|(?<=[.\-\d]))release(?=$|[.\-\d])")
 
 
 class InvalidVersion(ValueError):
@@ -143,8 +146,9 @@ def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
 def _univers(scheme: Scheme, version: str) -> Any:
     from univers import versions
 
+    text = _MAVEN_RELEASE.sub("ga", version.strip()) if scheme == "maven" else version.strip()
     try:
-        return getattr(versions, _UNIVERS_CLASSES[scheme])(version.strip())
+        return getattr(versions, _UNIVERS_CLASSES[scheme])(text)
     except (ValueError, TypeError, AttributeError, versions.InvalidVersion) as exc:
         raise InvalidVersion(f"invalid {scheme} version {version!r}") from exc
 
