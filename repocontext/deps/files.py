@@ -26,7 +26,7 @@ MANIFEST_MAX_BYTES = 1 << 20
 # environment file). A manifest or lockfile the build probe classifies under any other ecosystem (composer.lock,
 # pom.xml, build.gradle, gradle.lockfile) is found but
 # not evaluated, and a run says so instead of reading as "no vulnerable dependency".
-EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems", "NuGet"})
+EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems", "NuGet", "Maven"})
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
     "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/**/*.txt", "**/requirements/**/*.in",
@@ -108,6 +108,8 @@ def classify(path: str) -> Classification | None:
         return KNOWN_FILES[name]
     if name.endswith((".csproj", ".fsproj", ".vbproj")):
         return ("dotnet", "NuGet", "manifest")
+    if name == "libs.versions.toml" and split_path(path)[0].rstrip("/").rpartition("/")[2] == "gradle":
+        return ("gradle", "Maven", "manifest")  # Gradle's default version catalog: gradle/libs.versions.toml
     if name.endswith(".gemspec"):
         return ("rubygems", "RubyGems", "manifest")
     if is_requirements_file(path):

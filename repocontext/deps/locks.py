@@ -33,6 +33,7 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb"),
     "Cargo.lock": ("cargo_lock:parse_cargo_lock", "Cargo.toml"),
     "packages.lock.json": ("nuget_lock:parse_packages_lock", "*.csproj"),
+    "gradle.lockfile": ("gradle_lock:parse_gradle_lock", "build.gradle|build.gradle.kts"),  # `|`: either serves
 }
 # Manifests read before the lockfiles (a lockfile takes the declarations of the one its LOCKS entry names):
 # group → parser target `module:function(path, text) -> Parsed`. A group is a file name, or `*.ext` for
@@ -52,7 +53,15 @@ MANIFESTS: dict[str, str] = {
     "Directory.Packages.props": "nuget:parse_msbuild",
     "Directory.Build.props": "nuget:parse_msbuild",
     "packages.config": "nuget:parse_packages_config",
+    "pom.xml": "maven:parse_pom",
+    "build.gradle": "gradle:parse_gradle",
+    "build.gradle.kts": "gradle:parse_gradle",
+    "libs.versions.toml": "gradle_catalog:parse_catalog",
 }
+# Groups whose parser also takes the texts of every manifest read (repo path → text or None) as a third
+# argument: a pom resolves its parent's properties and managed versions, a Gradle build script its version
+# catalog, a catalog which libraries only tests use.
+READS_OTHERS: frozenset[str] = frozenset({"pom.xml", "build.gradle", "build.gradle.kts", "libs.versions.toml"})
 
 
 def group_of(name: str) -> str | None:
@@ -100,16 +109,17 @@ def row(record: Dependency) -> Row:
 def parse_lock(kind: str, path: str, text: str, manifests: Manifests, yarn_dirs: set[str]) -> LockResult:
     """The rows and issues of the lockfile at `path` (`kind`: its name in LOCKS)."""
     target, manifest = LOCKS[kind]
-    serving = manifests.get(manifest or "", {})
     if kind == "yarn.lock":
+        serving = manifests.get(manifest or "", {})
         here = directory(path)
         served = [d for folder, deps in serving.items() if nearest(folder, yarn_dirs) == here for d in deps]
         parsed = parser(target)(path, text, served)
     elif manifest is None:
         parsed = parser(target)(path, text)
-    else:
-        found = serving.get(directory(path))
-        parsed = parser(target)(path, text, declared(found) if found is not None else None)
+    else:  # `a|b`: the declarations of every one of those manifests beside the lockfile
+        beside = [deps for group in manifest.split("|") if (deps := manifests.get(group, {}).get(directory(path)))
+                  is not None]
+        parsed = parser(target)(path, text, declared([d for deps in beside for d in deps]) if beside else None)
     return LockResult(list(parsed.issues), [row(d) for d in parsed.deps])
 
 

@@ -129,7 +129,8 @@ class DependenciesProbe(Probe):
         roots, constraint_roots = _requirement_roots(ctx, pointed.includes, result)
         result.extend(parse_requirements(roots, read, constraint_roots))
         read.settle()
-        manifests = {group: self._manifests(by_name.get(group, []), texts, result, target)
+        manifests = {group: self._manifests(by_name.get(group, []), texts, result, target,
+                                            texts if group in locks.READS_OTHERS else None)
                      for group, target in locks.MANIFESTS.items()}
         return _Declared(by_name, texts, result, manifests, {locks.directory(p) for p in by_name.get("yarn.lock", [])})
 
@@ -153,16 +154,18 @@ class DependenciesProbe(Probe):
         return text
 
     @staticmethod
-    def _manifests(paths: list[str], texts: _Texts, result: Parsed,
-                   parser: Callable[[str, str], Parsed] | str) -> dict[str, list[Dependency]]:
-        """Parse each manifest (`parser`: a function or its `locks.parser` target); return directory → its
-        declarations (for the lockfile beside it)."""
+    def _manifests(paths: list[str], texts: _Texts, result: Parsed, parser: Callable[..., Parsed] | str,
+                   others: _Texts | None = None) -> dict[str, list[Dependency]]:
+        """Parse each manifest (`parser`: a function or its `locks.parser` target; given `others`, the texts of
+        every manifest read, as a third argument); return directory → its declarations (for the lockfile
+        beside it)."""
         found: dict[str, list[Dependency]] = {}
         for path in paths:
             text = texts[path]
             if text is None:
                 continue
-            parsed = (locks.parser(parser) if isinstance(parser, str) else parser)(path, text)
+            parse = locks.parser(parser) if isinstance(parser, str) else parser
+            parsed = parse(path, text) if others is None else parse(path, text, others)
             result.extend(parsed)
             found[locks.directory(path)] = [d for d in parsed.deps if d.kind == "manifest"]
         return found
