@@ -144,3 +144,19 @@ def test_unreadable_requirements_raise() -> None:
     for bad in ("1.2-alpha", ">=1.*", "latest", "1.2.3.4"):
         with pytest.raises(CargoReqError):
             parse(bad)
+
+
+_IDENT = st.one_of(st.integers(0, 20).map(str), st.from_regex(r"[a-zA-Z][a-zA-Z0-9-]{0,5}", fullmatch=True))
+_PRERELEASE = st.lists(_IDENT, min_size=1, max_size=3).map(".".join)
+
+
+@needs_cargo
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(low=_PRERELEASE, high=st.one_of(st.just(""), _PRERELEASE), base=st.sampled_from(["0.1.0", "1.2.3", "2.0.0"]))
+def test_semver_ordering_agrees_with_cargo(oracle: Oracle, low: str, high: str, base: str) -> None:
+    """versions.py's SemVer precedence of pre-releases, as cargo orders them: `>=A` (A a pre-release) admits B of
+    the same major.minor.patch exactly when B sorts at or above A."""
+    from repocontext.osv.versions import sort_key
+
+    a, b = f"{base}-{low}", f"{base}-{high}" if high else base
+    assert oracle.matches(f">={a}", b) is bool(sort_key("semver", b) >= sort_key("semver", a))
