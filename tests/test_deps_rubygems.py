@@ -28,6 +28,7 @@ GEMFILE = textwrap.dedent('''\
     gem "local_gem", path: "vendor/local_gem"
     gem "rubocop", group: :development
     gem "version_from_env", ENV.fetch("V", "1.0")
+    gem "only_on_ci", "~> 1.0" if ENV["CI"]
 
     group :development, :test do
       gem "rspec-rails", "~> 6.0"
@@ -125,8 +126,9 @@ def test_gemfile_requirements_groups_and_sources() -> None:
     assert deps["rubocop"].dev and deps["rspec-rails"].dev and deps["debug"].dev
     assert not deps["puma"].dev and not deps["mixed"].dev  # production (and test): ships
     assert not deps["jruby-openssl"].dev and not deps["rails"].dev
-    assert "version_from_env" in deps and deps["version_from_env"].constraint is None
+    assert deps["version_from_env"].constraint == 'ENV.fetch("V", "1.0")' and deps["version_from_env"].version is None
     assert any("version_from_env" in issue.message for issue in parsed.issues)
+    assert deps["only_on_ci"].constraint == "~> 1.0"  # a trailing modifier is not an argument
     assert all(d.ecosystem == "RubyGems" and d.kind == "manifest" for d in parsed.deps)
 
 

@@ -122,6 +122,12 @@ def test_transitive_gem_capped_by_parents_names_them() -> None:
     assert all(refusal(a.command) is None for a in plan.regenerate)
 
 
+def test_a_requirement_that_is_not_a_literal_is_left_to_a_person() -> None:
+    files = {"Gemfile": 'gem "rails", ENV.fetch("RAILS_VERSION", "~> 5.2.0")\n'}
+    plan = _plan(files, "rails", "6.0.1")
+    assert plan.edits == [] and any("change it by hand" in s for s in plan.skipped)
+
+
 def test_git_sourced_gem_is_not_edited() -> None:
     files = {"Gemfile": 'gem "rails", "~> 5.2.0", github: "rails/rails"\n'}
     plan = _plan(files, "rails", "6.0.1")

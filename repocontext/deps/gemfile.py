@@ -28,6 +28,7 @@ from repocontext.deps.ruby_literals import (
     strings_of,
     strip_comment,
     symbols,
+    without_modifier,
 )
 from repocontext.model import Dependency
 
@@ -60,8 +61,8 @@ def statements(text: str) -> Iterator[tuple[int, str]]:
 
 
 def call_args(rest: str) -> list[str]:
-    """The arguments of a call written `name(args)` or `name args`."""
-    body = rest.strip()
+    """The arguments of a call written `name(args)` or `name args` (a trailing `if`/`unless` left out)."""
+    body = without_modifier(rest.strip())
     if body.startswith("("):
         depth = 0
         for at, char in enumerate(body):
@@ -107,7 +108,8 @@ def _read_call(args: list[str], path: str, line: int, result: Parsed) -> _Call |
             options[found.key] = found.value
         elif values is not None:
             requirements.extend(values)
-        else:
+        else:  # kept as written: an editor reads it as a requirement it cannot rewrite, and says so
+            requirements.append(arg)
             result.issues.append(Issue(f"{name}: requirement is not a string literal ({arg[:80]}); its version "
                                        "cannot be read", path, line, "info"))
     return _Call(name, requirements, options)

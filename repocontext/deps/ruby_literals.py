@@ -63,6 +63,27 @@ def continues(text: str) -> bool:
     return body.endswith((",", "\\")) or open_depth(body) > 0
 
 
+def without_modifier(text: str) -> str:
+    """`text` without a trailing `if …` / `unless …` modifier outside string literals and brackets."""
+    depth, quote, escaped = 0, None, False
+    for at, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote:
+            escaped = True
+        elif quote:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+        elif depth == 0 and char == " " and re.match(r" +(?:if|unless)\b", text[at:]):
+            return text[:at]
+    return text
+
+
 def split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (commas inside strings and brackets do not split)."""
     args: list[str] = []
@@ -93,6 +114,8 @@ def string_value(arg: str) -> str | None:
     if found is None:
         return None
     double, single, _, percent = found.groups()
+    if double is not None and "#{" in double:
+        return None  # interpolated: its value is not known without running Ruby
     return next(v for v in (double, single, percent) if v is not None)
 
 
