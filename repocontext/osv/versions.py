@@ -2,10 +2,12 @@
 
 The orderings ("schemes"):
 - `pep440` for PyPI: `packaging.version.Version`.
-- `gem`, `composer`, `maven`, `nuget` for RubyGems, Packagist, Maven and NuGet: aboutcode's `univers`
-  (RubygemsVersion: Gem::Version's segments; ComposerVersion; MavenVersion: ComparableVersion's
-  qualifier order; NugetVersion: NuGet's SemVer with a fourth part), imported when such a version is
-  first ordered (~70 ms). The hypothesis tests hold each to the ecosystem's own tool where Debian has it.
+- `gem`, `composer`, `nuget` for RubyGems, Packagist and NuGet: aboutcode's `univers`
+  (RubygemsVersion: Gem::Version's segments; ComposerVersion; NugetVersion: NuGet's SemVer with a fourth
+  part), imported when such a version is first ordered (~70 ms). The hypothesis tests hold each to the
+  ecosystem's own tool where Debian has it.
+- `maven` for Maven: Maven's ComparableVersion, rewritten in repocontext/osv/maven_versions.py (univers'
+  MavenVersion misorders `3.2.1.SP1` and `1.0.RC1` against `-SNAPSHOT` versions).
 - `semver` for npm, Go, crates.io, Hex, Pub and every `SEMVER`-typed range: SemVer 2
   precedence (build metadata ignored; prerelease identifiers numeric < alphanumeric,
   fewer < more). A leading `v` or `=` and surrounding spaces are tolerated, and
@@ -97,6 +99,8 @@ def sort_key(scheme: Scheme, version: str) -> Any:
             raise InvalidVersion(f"invalid PEP 440 version {version!r}") from exc
     if scheme == "semver":
         return _semver_key(_semver(version))
+    if scheme == "maven":
+        return _maven(version)
     if scheme in _UNIVERS_CLASSES:
         return _univers(scheme, version)
     return _generic_key(version)
@@ -141,6 +145,17 @@ def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
         return (int(first.group(1)) if first else 0,)
     numbers = [value for kind, value, _ in sort_key(scheme, version) if kind == 2]
     return (numbers[0] if numbers else 0,)
+
+
+def _maven(version: str) -> Any:
+    """Maven's ComparableVersion (repocontext/osv/maven_versions.py): univers' MavenVersion misorders
+    `3.2.1.SP1` and `1.0.RC1` against `-SNAPSHOT` versions."""
+    from repocontext.osv.maven_versions import MavenVersion
+
+    try:
+        return MavenVersion(version)
+    except ValueError as exc:
+        raise InvalidVersion(f"invalid maven version {version!r}") from exc
 
 
 def _univers(scheme: Scheme, version: str) -> Any:
