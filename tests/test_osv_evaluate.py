@@ -204,3 +204,14 @@ def test_severity_comes_with_the_evaluation() -> None:
     result = evaluate(adv, "PyPI", "pkg", "1.0")
     assert result is not None
     assert result.severity.label == "CRITICAL" and result.severity.score == 9.8
+
+
+def test_gem_fix_in_a_prerelease_of_the_line_it_opens_is_an_empty_interval() -> None:
+    """RubySec writes `~> 3.1.0.rc6` as introduced 3.1, fixed 3.1.0.rc6: below its opening in Gem order, so a
+    sorted walk would leave every later release affected (Rails 8 by a 2011 advisory). The pair is dropped."""
+    adv = advisory([{"introduced": "3.0.0"}, {"fixed": "3.0.10"}, {"introduced": "3.1"}, {"fixed": "3.1.0.rc6"}],
+                   ecosystem="RubyGems", name="actionpack")
+    assert affected(adv, "3.0.9", "RubyGems", "actionpack")
+    assert not affected(adv, "3.0.10", "RubyGems", "actionpack")
+    assert not affected(adv, "3.1.0", "RubyGems", "actionpack")
+    assert not affected(adv, "8.1.3.1", "RubyGems", "actionpack")
