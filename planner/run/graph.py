@@ -25,9 +25,9 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from planner.flow import compile as flows
 from planner.run import finalize, shortcut, stages, supervisor
 from planner.run.context import RunContext
+from planner.run.flowgraph import compile as flows
 from planner.run.state import RunState, TaskState, WorkOutput, WorkState
 from planner.run.taskmodule import for_tccm
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.chain.work import Blocker, ItemResult, WorkItem
-from planner.flow.facts import FlowGraphState, record_of
 from planner.patch.plan import Plan
+from planner.run.flowgraph.facts import FlowGraphState, record_of
 from planner.run.taskbase import checked_result, plan_markdown
 
 

@@ -18,12 +18,12 @@ from langgraph.graph import END as GRAPH_END
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
-from planner.flow.effects import side_effect
-from planner.flow.facts import FlowGraphState, record_of
-from planner.flow.finish import finish
 from planner.flow.model import END, Flow, FlowState
-from planner.flow.states import RUNNERS, Step, Visit
 from planner.run.context import RunContext
+from planner.run.flowgraph.effects import side_effect
+from planner.run.flowgraph.facts import FlowGraphState, record_of
+from planner.run.flowgraph.finish import finish
+from planner.run.flowgraph.states import RUNNERS, Step, Visit
 from planner.run.state import WorkOutput
 
 FINISH = "finish"

@@ -29,10 +29,10 @@ from planner.bundle.view import open_view
 from planner.chain import llm
 from planner.chain.work import WorkItem
 from planner.flow.conditions import evaluate
-from planner.flow.facts import FlowGraphState, facts
 from planner.flow.model import END, FlowState
-from planner.flow.prompts import action_prompt, choice_prompt, reflection_prompt
 from planner.run.context import RunContext
+from planner.run.flowgraph.facts import FlowGraphState, facts
+from planner.run.flowgraph.prompts import action_prompt, choice_prompt, reflection_prompt
 from planner.run.stages import fingerprint, plan_problem  # the chain's own key and edit check
 from planner.store.examples import SolvedExamples
 from planner.tccm.model import TCCM

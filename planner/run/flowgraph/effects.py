@@ -22,11 +22,11 @@ from planner import service
 from planner.bundle.view import reader
 from planner.errors import PlannerError
 from planner.flow.model import END
-from planner.flow.states import Step, Visit
 from planner.patch import verify as verification
 from planner.patch.plan import Edit, EditError, Plan, apply_edits
 from planner.policy import kinds
 from planner.policy.enforce import check_edits, check_side_effect, from_state
+from planner.run.flowgraph.states import Step, Visit
 from planner.run.taskmodule import REGENERATE_TIMEOUT_S, for_tccm
 from repocontext.store import RepoContextStore, StoreError
 

@@ -10,8 +10,8 @@ from typing import Any
 from planner.bundle.model import Bundle
 from planner.chain import llm
 from planner.chain.work import WorkItem
-from planner.flow.facts import FlowGraphState
 from planner.flow.model import FlowState
+from planner.run.flowgraph.facts import FlowGraphState
 
 
 def _edit_line(edit: dict[str, Any]) -> str:
