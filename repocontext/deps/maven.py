@@ -51,6 +51,7 @@ class _Emitter:
 
     def _declared(self, node: Node, name: str, written: Node, section: str, dev: bool) -> None:
         version, where = _version_of(node, self.project, self.path)
+        self.unknown += version is None and "${" in written.text  # a property only a parent outside knows
         if "${" in written.text and where is not None and where[0:2] != (self.path, written.text_line):
             # the literal lives in a <properties> entry (here or in a parent): that is the line an upgrade edits;
             # the dependency's own line names the property and no version (one finding, at the line to edit)
