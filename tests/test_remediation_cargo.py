@@ -17,7 +17,7 @@ from cargo_fixture import RUSTAPP
 from conftest import run_cli
 from test_remediation_edits import plan_for, write_back
 
-from subgraphs.vulnerability_remediation.edits_cargo import cargo_lock_command
+from subgraphs.vulnerability_remediation.edits_cargo import cargo_capped, cargo_lock_command
 from subgraphs.vulnerability_remediation.lockfiles import still_below
 from subgraphs.vulnerability_remediation.regenerate import classify
 from tests.datapaths import CORPUS, SHARED
@@ -65,13 +65,12 @@ def test_transitive_crate_in_its_line_is_moved_by_a_precise_update(make_repo: Ca
 
 
 def test_transitive_crate_outside_its_line_names_the_parent(make_repo: Callable[..., Path]) -> None:
-    """time 0.1.43 → 0.2.0: chrono's `^0.1` requirement excludes it, so no `--precise` command can reach it."""
+    """time 0.1.43 → 0.2.0: chrono's `^0.1` requirement excludes it, so no command that cannot reach it is named."""
     repo = make_repo(RUSTAPP)
     plan, _ = plan_for(repo, "crates.io", "time", "0.2.0")
-    assert plan.edits == []
-    assert plan.regenerate[0].command == "cargo update -p chrono"
+    assert plan.edits == [] and plan.regenerate == []
     assert "--precise" not in " ".join(plan.skipped)
-    assert "chrono requires time 0.1.x" in plan.skipped[0] and "upgrade chrono" in plan.skipped[0]
+    assert "chrono most likely requires time 0.1.x" in plan.skipped[0] and "upgrade chrono" in plan.skipped[0]
 
 
 def test_several_locked_versions_name_the_stale_one() -> None:
@@ -86,7 +85,8 @@ def test_several_locked_versions_name_the_stale_one() -> None:
     assert command("2.0.20", False) == "cargo update -p syn@2.0.10 --precise 2.0.20"
     assert command("1.0.110", False) == "cargo update -p syn@1.0.109 --precise 1.0.110"
     assert command("1.0.110", True) == "cargo update --workspace"  # the edited requirement decides
-    assert command("3.0.0", False) == "cargo update -p a"  # no `^2` or `^1` requirement admits 3.0.0
+    assert cargo_capped(lock, "syn", "3.0.0")  # no `^2` or `^1` requirement admits 3.0.0: no command named
+    assert not cargo_capped(lock, "syn", "2.0.20") and not cargo_capped(lock, "syn", "1.0.110")
     assert command("1.0.0", True) == "cargo update --workspace"
     stale = still_below("Cargo.lock", lock, "crates.io", "syn", "2.0.0")
     assert [d.version for d in stale or []] == ["1.0.109"]
@@ -103,7 +103,7 @@ def _dispatch(repo: Path, *args: str) -> tuple[int, dict, str]:
 def test_run_on_a_workspace_with_real_advisories(make_repo: Callable[..., Path], home: Path) -> None:
     repo = make_repo(RUSTAPP)
     code, result, err = _dispatch(repo)
-    assert code == 7 and result["status"] == "needs_regeneration", err
+    assert code == 8 and result["status"] == "blocked", err  # the worst item: time, capped by chrono
     assert result["not_evaluated"] == []
     got = {i["data"]["package"]: (i["data"]["installed"], i["data"]["target"], i["data"]["advisories"])
            for i in result["items"]}
@@ -116,8 +116,12 @@ def test_run_on_a_workspace_with_real_advisories(make_repo: Callable[..., Path],
         "time": (["0.1.43"], "0.2.0", ["RUSTSEC-2020-0071"]),
     }
     fixes = {i["data"]["package"]: [b["fix"] for b in i["blockers"]] for i in result["items"]}
+    statuses = {i["data"]["package"]: i["status"] for i in result["items"]}
     assert fixes["smallvec"] == ["cargo update --workspace && cargo update -p smallvec --precise 1.6.1"]
-    assert fixes["time"] == ["cargo update -p chrono"]
+    assert fixes["crossbeam-channel"] == ["cargo update -p crossbeam-channel --precise 0.5.15"]
+    assert statuses["time"] == "blocked" and statuses["smallvec"] == "needs_regeneration"
+    time_blocker = next(i for i in result["items"] if i["data"]["package"] == "time")["blockers"][0]
+    assert "upgrade chrono" in time_blocker["message"] and "cargo update -p time" not in time_blocker["message"]
     check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=result["patch"], text=True,
                            capture_output=True)
     assert check.returncode == 0, check.stderr
