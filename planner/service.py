@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.config import Settings
-from planner.errors import BudgetError, EnvironmentProblem, PlannerError
+from planner.errors import EnvironmentProblem, PlannerError
 from planner.inputs import check_inputs, check_sources
 from repocontext.model import RepoContext
 from repocontext.parallel import gc_paused
@@ -169,29 +169,6 @@ def build_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
 OVERVIEW_NOTE = ("over budget without an input that scopes work items: the entries scoped by it are left to "
                  "each item's bundle (per_item), as in a dispatch; one line per candidate item (pick one with "
                  "--input):")
-
-
-def build_view(settings: Settings, name: str, repo: Path, inputs: Mapping[str, str],
-               tccm: TCCM | None = None) -> tuple[Bundle, TCCM, ProvenanceRecord, list[str] | None]:
-    """`build_bundle` for a preview (`planner bundle`, an agent's `get_agent_context`): when the bundle is over
-    budget because an input that scopes work items was not given (no `package`: every package's slices at
-    once), the view a dispatch's run gets instead, those entries left per item, and one line per candidate
-    item (None when the bundle fit as it was). `tccm`: the class already resolved (narrowed, for an agent)."""
-    from planner.run.taskmodule import for_tccm
-
-    try:
-        bundle, built, provenance = build_bundle(settings, name, repo, inputs, tccm=tccm)
-        return bundle, built, provenance, None
-    except BudgetError:
-        tccm = tccm or task_class(settings, name)
-        module = for_tccm(tccm.model_dump(mode="json"))
-        scoped = frozenset(module.item_inputs) - set(inputs)
-        if not scoped:
-            raise
-    bundle, tccm, provenance = build_bundle(settings, name, repo, inputs, per_item=scoped, tccm=tccm)
-    context = RepoContextStore(settings.home).load_lazy(repo_root(repo))
-    lines = (module.overview(context) if context is not None else None) or []
-    return bundle, tccm, provenance, lines
 
 
 def record(settings: Settings, provenance: ProvenanceRecord) -> Path:

@@ -14,6 +14,7 @@ from planner import service
 from planner.bundle.model import BundleEntry
 from planner.cli.output import console, emit_json, parse_inputs
 from planner.config import Settings
+from planner.run.preview import build_view
 from planner.store.provenance import ProvenanceRecord
 
 STATUS_STYLE = {
@@ -86,7 +87,7 @@ def bundle_command(
 ) -> None:
     """Build the Context Bundle a task class would get, record its provenance and show it."""
     settings = Settings.from_env()
-    bundle, _tccm, provenance, overview = service.build_view(settings, task_class, repo, parse_inputs(inputs or []))
+    bundle, _tccm, provenance, overview = build_view(settings, task_class, repo, parse_inputs(inputs or []))
     path = service.record(settings, provenance)
     if as_json:
         extra = {} if overview is None else {"overview": overview, "overview_note": OVERVIEW_NOTE}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from planner import service
 from planner.config import Settings
 from planner.errors import PlannerError
+from planner.run.preview import build_view
 
 if TYPE_CHECKING:
     from planner.bundle.model import Bundle
@@ -66,7 +67,7 @@ def agent_bundle(settings: Settings, name: str, repo: Path, inputs: Mapping[str,
     """Build and record the bundle `planner bundle` would, within `budget_tokens` when that is lower; over
     budget for want of an input that scopes work items (no package), the per-item overview it prints too."""
     tccm = service.task_class(settings, name)
-    bundle, _tccm, record, overview = service.build_view(settings, name, repo, inputs,
+    bundle, _tccm, record, overview = build_view(settings, name, repo, inputs,
                                                          tccm=narrowed(tccm, budget_tokens))
     record.tccm.sha256 = tccm.sha256  # the file's hash: the narrowing shows in totals.max_tokens
     service.record(settings, record)
