@@ -72,4 +72,4 @@ def test_remedy_on_every_rustsec_record() -> None:
             lower = [f for f in fixes if key(installed) < key(f) < key(remedy.version)
                      and not any(affects(a, name, f) for a in fixed)]
             assert lower == [], (name, installed, remedy.version, lower)
-    assert checked > 150
+    assert checked > 150, checked
