@@ -6,7 +6,7 @@ from __future__ import annotations
 from planner.patch.plan import apply_edits
 from planner.recipes import astgrep, textreplace
 from planner.recipes.edits import file_edits
-from planner.recipes.model import Replace
+from planner.tccm.recipes import Replace
 
 RENAME = {
     "id": "rename-old", "language": "python",

@@ -17,7 +17,7 @@ from pathlib import Path
 from planner import sandbox
 from planner.bundle.view import read_repo_file
 from planner.patch.diff import to_bytes
-from planner.recipes.model import Command
+from planner.tccm.recipes import Command
 
 QUIET = {"NO_COLOR": "1", "PIP_NO_INDEX": "1", "PIP_NO_INPUT": "1"}
 

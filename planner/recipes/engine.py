@@ -17,7 +17,7 @@ from typing import Any
 from planner.bundle import files_of, keys
 from planner.bundle.view import RepoView, read_repo_file
 from planner.recipes import astgrep, command, textreplace
-from planner.recipes.model import Recipe
+from planner.tccm.recipes import Recipe
 from repocontext.secrets import redact
 
 _REF = re.compile(r"\$\{inputs\.([A-Za-z_][A-Za-z0-9_]*)\}")

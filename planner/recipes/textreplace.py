@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from planner.recipes.model import Replace
+from planner.tccm.recipes import Replace
 
 
 def run(spec: Replace, texts: dict[str, str]) -> tuple[dict[str, str], dict[str, list[int]]]:

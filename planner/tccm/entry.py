@@ -1,5 +1,5 @@
 """One band entry (a RepoContext key, the files a key's records name, or a glob) and the key syntax it is checked
-against. Below `tccm.model` so that a recipe's `files_of` (recipes.model, which tccm.model imports) is checked by
+against. Below `tccm.model` so that a recipe's `files_of` (tccm.recipes, which tccm.model imports) is checked by
 the bands' own key check without an import circle."""
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from planner.flow.model import Flow, FlowDocument
 from planner.policy.model import Policy, PolicyDocument
-from planner.recipes.model import Recipe, WorkItems
 from planner.tccm.entry import Entry, input_refs
 from planner.tccm.entry import Strict as _Strict
+from planner.tccm.recipes import Recipe, WorkItems
 from repocontext.globs import check_globs
 
 SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$|^[a-z0-9]$"

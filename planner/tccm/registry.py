@@ -36,7 +36,7 @@ from planner.flow.merge import Merged, merge
 from planner.flow.validate import Problem, refused_effects, state_problems
 from planner.flow.validate import problems as flow_problems
 from planner.policy import inherit
-from planner.recipes import merge as recipes
+from planner.tccm import recipemerge as recipes
 from planner.tccm import yamlsource
 from planner.tccm.entry import Entry
 from planner.tccm.model import BANDS, TCCM, Budget, ReportSpec, TCCMDocument

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.policy.model import Policy
-from planner.recipes import astgrep
-from planner.recipes.model import Recipe, field_problem
+from planner.tccm import astgrep_rules
+from planner.tccm.recipes import Recipe, field_problem
 
 
 def name_of(recipe: Recipe) -> str:
@@ -33,7 +33,7 @@ def bad_rules(declared: Sequence[Recipe]) -> list[tuple[tuple[str | int, ...], s
     found: list[tuple[tuple[str | int, ...], str]] = []
     for i, recipe in enumerate(declared):
         for j, rule in enumerate(recipe.ast_grep or ()):
-            problem = field_problem(rule) or astgrep.rule_problem(rule)
+            problem = field_problem(rule) or astgrep_rules.rule_problem(rule)
             if problem is not None:
                 found.append((("recipes", i, "ast-grep", j), f"rule {rule.get('id')!r}: {problem}"))
     return found
