@@ -27,6 +27,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from repocontext.deps.common import Issue
 from repocontext.deps.xml_lines import Node, XmlError, parse_xml
@@ -128,6 +129,12 @@ def load_pom(path: str, text: str) -> Pom | Issue:
     return Pom(path, root, group, root.value("artifactId"), version, parent, props)
 
 
+@lru_cache(maxsize=4096)
+def _load_once(path: str, text: str) -> Pom | Issue:
+    """A pom parsed once per gather however many modules read it as a parent or BOM (never mutated)."""
+    return load_pom(path, text)
+
+
 class Repository:
     """The repository's poms, parsed once, by path and by coordinates."""
 
@@ -139,7 +146,7 @@ class Repository:
     def pom(self, path: str) -> Pom | None:
         if path not in self.poms:
             text = self.texts.get(path)
-            loaded = load_pom(path, text) if text is not None else None
+            loaded = _load_once(path, text) if text is not None else None
             self.poms[path] = loaded if isinstance(loaded, Pom) else None
         return self.poms[path]
 
