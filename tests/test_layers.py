@@ -1,6 +1,7 @@
 """Layers only point down: repocontext ← planner (the engine) ← subgraphs (task classes) ← interfaces (CLI, UI,
-MCP, daemon, portfolio workers, inside planner/ but above the task classes). Every import counts, also one
-inside a function: a circle hidden there is still a circle."""
+MCP, daemon, portfolio workers, inside planner/ but above the task classes). Inside planner/, its subpackages
+and top-level modules stand in the layers of PLANNER_LAYERS (docs/layout.md draws them). Every import counts,
+also one inside a function: a circle hidden there is still a circle."""
 
 from __future__ import annotations
 
@@ -159,3 +160,69 @@ def test_no_import_cycles() -> None:
     """No two modules of repocontext/, planner/ or subgraphs/ import each other, directly or around a circle."""
     cycles = _cycles(_import_graph())
     assert cycles == [], "import cycles:\n" + "\n".join(" ↔ ".join(cycle) for cycle in cycles)
+
+
+# planner/'s subpackages and top-level modules, lowest layer first. A unit imports only units of lower layers,
+# or of its own layer without a circle between them.
+PLANNER_LAYERS: list[list[str]] = [
+    # utilities: errors, settings, the sandbox, the tokenizer, the advisory snapshot's source
+    ["errors", "config", "sealed", "tokens_subset", "tokens", "sandbox", "extras", "roots", "hostcheck",
+     "advisories"],
+    ["policy", "flow", "tccm"],  # the TCCM language: its policy and flow sections, the schema and loader
+    ["patch", "bundle"],  # plans, edits and diffs; Context Bundles
+    ["chain", "recipes", "store", "hotviews"],  # work items and the planning chain's parts; recipes; stores
+    ["inputs", "queries", "service"],  # what the CLI, the graph and the interfaces share
+    ["run"],  # a run: dispatch, the supervisor graph, its stages, gates and flows, the task-class contract
+    ["portfolio", "ui", "mcpserver", "cli", "daemon", "__main__"],  # the interfaces
+]
+# Circles still standing, each with why: the daemon runs the CLI's commands and `planner daemon` (a CLI command)
+# starts and asks the daemon; breaking it moves the console-script entry point out of planner/daemon/client.py.
+KNOWN_CIRCLES = [["cli", "daemon"]]
+
+
+def _unit(module: str) -> str | None:
+    """planner.X.… → X (its subpackage or top-level module); None outside planner/ or for planner itself."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "planner" and len(parts) > 1 else None
+
+
+@cache
+def _planner_edges() -> tuple[tuple[str, str, str], ...]:
+    """(importing unit, imported unit, file:line) for every import between two units of planner/."""
+    modules = {_module(path) for path in (ROOT / "planner").rglob("*.py")}
+    edges: set[tuple[str, str, str]] = set()
+    for path in sorted((ROOT / "planner").rglob("*.py")):
+        source = _unit(_module(path))
+        for line, name, names in _imports_with_names(path):
+            for target in [f"{name}.{each}" for each in names] or [name]:
+                unit = _unit(target if target in modules else name)
+                if source is not None and unit is not None and unit != source:
+                    edges.add((source, unit, f"{path.relative_to(ROOT)}:{line}"))
+    return tuple(sorted(edges))
+
+
+def test_planner_layers_name_every_unit_once() -> None:
+    declared = [unit for layer in PLANNER_LAYERS for unit in layer]
+    found = {_unit(_module(path)) for path in (ROOT / "planner").rglob("*.py")} - {None}
+    assert sorted(declared) == sorted(set(declared)), "a unit stands in two layers"
+    assert sorted(found - set(declared)) == [], "add these to PLANNER_LAYERS"
+    assert sorted(set(declared) - found) == [], "these are gone from planner/"
+
+
+def test_no_planner_unit_imports_a_higher_layer() -> None:
+    rank = {unit: i for i, layer in enumerate(PLANNER_LAYERS) for unit in layer}
+    upward = [f"{where}: {source} (layer {rank[source]}) imports {target} (layer {rank[target]})"
+              for source, target, where in _planner_edges() if rank[target] > rank[source]]
+    assert upward == [], "imports up the layers:\n" + "\n".join(upward)
+
+
+def test_no_circle_between_planner_units() -> None:
+    """Siblings of a layer may import each other, but not around a circle (the known ones aside)."""
+    graph: dict[str, list[str]] = {unit: [] for layer in PLANNER_LAYERS for unit in layer}
+    for source, target, _ in _planner_edges():
+        graph[source] = sorted({*graph[source], target})
+    circles = [circle for circle in _cycles(graph) if circle not in KNOWN_CIRCLES]
+    inside = [f"{where}: {source} imports {target}" for circle in circles for source, target, where in _planner_edges()
+              if source in circle and target in circle]
+    assert circles == [], "circles between planner/ units:\n" + "\n".join(inside)
+    assert sorted(KNOWN_CIRCLES) == [c for c in _cycles(graph) if c in KNOWN_CIRCLES], "a known circle is gone"
