@@ -29,7 +29,8 @@ needs_advisories = pytest.mark.skipif(not ADVISORIES.is_dir(), reason="the share
 def test_direct_crate_edits_its_requirement_and_names_the_precise_update(make_repo: Callable[..., Path]) -> None:
     repo = make_repo(RUSTAPP)
     plan, after = plan_for(repo, "crates.io", "smallvec", "1.6.1")
-    assert [(e.file, e.line, e.old, e.new) for e in plan.edits] == [("Cargo.toml", 13, '= "1.6"', '= "1.6.1"')]
+    edits = [(e.file, e.line, e.old, e.new) for e in plan.edits]
+    assert edits == [("Cargo.toml", 13, 'smallvec = "1.6"', 'smallvec = "1.6.1"')]
     assert 'smallvec = "1.6.1"\n' in after["Cargo.toml"]
     assert [(a.file, a.cwd, a.command) for a in plan.regenerate] == [
         ("Cargo.lock", ".", "cargo update --workspace && cargo update -p smallvec --precise 1.6.1")]
@@ -39,7 +40,7 @@ def test_direct_crate_edits_its_requirement_and_names_the_precise_update(make_re
 def test_workspace_requirement_is_edited_at_the_root_and_members_inherit_it(make_repo: Callable[..., Path]) -> None:
     repo = make_repo(RUSTAPP)
     plan, _ = plan_for(repo, "crates.io", "regex", "1.5.5")
-    assert [(e.file, e.line, e.new) for e in plan.edits] == [("Cargo.toml", 10, '= "1.5.5"')]
+    assert [(e.file, e.line, e.new) for e in plan.edits] == [("Cargo.toml", 10, 'regex = "1.5.5"')]
     inherited = [n for n in plan.notes if "[workspace.dependencies]" in n]
     assert sorted(n.split(":")[0] for n in inherited) == ["Cargo.toml", "cli/Cargo.toml"]
     assert plan.skipped == []
@@ -49,7 +50,8 @@ def test_workspace_requirement_is_edited_at_the_root_and_members_inherit_it(make
 def test_member_requirement_and_an_already_fixed_one(make_repo: Callable[..., Path]) -> None:
     repo = make_repo(RUSTAPP)
     plan, _ = plan_for(repo, "crates.io", "thread_local", "1.1.4")
-    assert [(e.file, e.line, e.old, e.new) for e in plan.edits] == [("cli/Cargo.toml", 8, '= "1.1"', '= "1.1.4"')]
+    edits = [(e.file, e.line, e.old, e.new) for e in plan.edits]
+    assert edits == [("cli/Cargo.toml", 8, 'thread_local = "1.1"', 'thread_local = "1.1.4"')]
     assert [a.file for a in plan.regenerate] == ["Cargo.lock"]  # the workspace root's lock, above the member
     fixed, _ = plan_for(repo, "crates.io", "notify", "6.1.0")
     assert fixed.edits == [] and fixed.regenerate == []
@@ -268,10 +270,12 @@ def test_editor_dotted_keys_quotes_and_sources() -> None:
 
     text = ('[dependencies]\nfoo.version = "1.2"\nfoo.features = ["x"]\n'
             "bar = { version = '0.3.1', default-features = false }\n"
-            'baz = { version = "1.0", path = "../baz" }\nqux = "*"\n')
+            'baz = { version = "1.0", path = "../baz" }\nqux = "*"\n"quoted-key" = "1.0"\n')
     got = {}
     for dep in parse_cargo_toml("Cargo.toml", text).deps:
         plan = UpgradePlan(ecosystem="crates.io", package=dep.name, target="1.2.5" if dep.name != "bar" else "0.3.4")
         got[dep.name] = (edit_cargo_toml(plan, dep, text), [(e.line, e.old, e.new) for e in plan.edits])
-    assert got == {"foo": ("edited", [(2, '= "1.2"', '= "1.2.5"')]), "bar": ("edited", [(4, "= '0.3.1'", "= '0.3.4'")]),
-                   "baz": ("skipped", []), "qux": ("loose", [])}
+    assert got == {"foo": ("edited", [(2, 'foo.version = "1.2"', 'foo.version = "1.2.5"')]),
+                   "bar": ("edited", [(4, "version = '0.3.1'", "version = '0.3.4'")]),
+                   "baz": ("skipped", []), "qux": ("loose", []),
+                   "quoted-key": ("edited", [(7, '"quoted-key" = "1.0"', '"quoted-key" = "1.2.5"')])}
