@@ -223,8 +223,9 @@ BUNDLES = """
 import sys
 from pathlib import Path
 from planner import service
+from dataclasses import replace
 from planner.config import Settings
-settings = Settings.from_env()._replace(home=Path(sys.argv[1]), redis_url=None)
+settings = replace(Settings.from_env(), home=Path(sys.argv[1]), redis_url=None)
 for name, key in (("vulnerability-remediation", "package"), ("distroless-migration", "dockerfile")):
     bundle, _, _ = service.build_bundle(settings, name, Path(sys.argv[2]), {}, per_item=frozenset({key}))
     print(name, bundle.totals.tokens)

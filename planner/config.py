@@ -11,8 +11,8 @@ PLANNER_MODEL            a LangChain chat model, "provider:name" (default: none)
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from repocontext import osvsnapshot
 from repocontext.home import planner_home
@@ -24,7 +24,8 @@ def _paths(value: str | None) -> list[Path]:
     return [Path(p).expanduser() for p in (value or "").split(os.pathsep) if p.strip()]
 
 
-class Settings(NamedTuple):  # not a dataclass: every process builds one, and a frozen one costs ~0.7 ms to define
+@dataclass(frozen=True, slots=True)
+class Settings:
     home: Path
     task_class_dirs: tuple[Path, ...] = ()
     advisories: tuple[Path, ...] = ()
@@ -51,5 +52,5 @@ class Settings(NamedTuple):  # not a dataclass: every process builds one, and a 
         """The settings of a process that makes one run and exits (`planner dispatch`, `runs resume`): without a
         Redis server, no hot views at all. An embedded store would start empty and die with the process, so
         every lookup would miss, and loading it cost a quarter of a second."""
-        return self if self.redis_url else self._replace(redis_url="off")
+        return self if self.redis_url else replace(self, redis_url="off")
 

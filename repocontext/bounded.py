@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -50,7 +51,8 @@ def _node_types() -> tuple[type, type, type]:
     return MappingNode, ScalarNode, SequenceNode
 
 
-class Limits(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Limits:
     # The largest text any reader hands over: a regenerated lockfile read back for checking (planner.bundle.view
     # reads up to 4 MB); probes read at most 2 MB (repocontext.probe.MAX_READ_BYTES).
     max_bytes: int = 4_000_000

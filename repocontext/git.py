@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 
 class GitError(RuntimeError):
@@ -99,7 +99,8 @@ def _head_from_files(path: Path) -> str | None:
     return None
 
 
-class TreeListing(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class TreeListing:
     """Files git knows about under a directory, relative to it."""
 
     tracked: dict[str, tuple[str, str]]  # path -> (mode, blob sha in the index)

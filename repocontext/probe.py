@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import Any, ClassVar, Final
 
 from repocontext import globs, parallel
 from repocontext.model import Diagnostic, DiagnosticLevel, FileRecord
@@ -67,7 +67,8 @@ def index_diff(previous: Mapping[str, str], files: Sequence[FileRecord]) -> dict
     return diff
 
 
-class Analyses(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Analyses:
     """A PerFileProbe's plan over its input files (see PerFileProbe.plan)."""
 
     records: list[FileRecord]  # the input files, in index order
@@ -76,7 +77,8 @@ class Analyses(NamedTuple):
     shared: dict[str, str]  # cache key → analysis key, for the records not in the cache
 
 
-class Started(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Started:
     """A probe's costly work, begun in forked workers ahead of the probe's turn (see Probe.start)."""
 
     keys: list[Any]  # what was started (a PerFileProbe's analysis keys, in order): the probe checks it

@@ -13,6 +13,7 @@ import hashlib
 import os
 import subprocess
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def first_item(settings: Settings, repo: Path, key: str) -> str | None:
 
 def digest(home: Path, repo: Path) -> dict[str, Any]:
     """Gather `repo` cold into `home` and digest the result."""
-    settings = Settings.from_env()._replace(home=home, advisories=(ADVISORIES,), redis_url=None)
+    settings = replace(Settings.from_env(), home=home, advisories=(ADVISORIES,), redis_url=None)
     service.gather_repo(settings, repo, warm=False)
     found: dict[str, Any] = {"repocontext": context_digest(settings, repo)}
     for name, key in TASK_CLASSES.items():

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any, NamedTuple
+from typing import Any
 
 from repocontext.callsites.distributions import normalise
 from repocontext.paths import is_plain, split_path
@@ -19,7 +19,8 @@ from repocontext.paths import is_plain, split_path
 SOURCE_ROOTS = ("src", "lib")
 
 
-class RawSite(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RawSite:
     module: str  # what was imported: dotted Python module, JS specifier, Go import path
     symbol: str  # fully qualified name: "yaml.safe_load", "lodash.map", "gopkg.in/yaml.v3.Unmarshal"
     line: int
@@ -40,7 +41,7 @@ class FileScan:
 
     def as_json(self) -> dict[str, Any]:
         """Plain JSON, for the per-file probe cache."""
-        return {"sites": [list(site) for site in self.sites],
+        return {"sites": [[s.module, s.symbol, s.line, s.col, s.kind] for s in self.sites],
                 "imports": list(self.imports), "error": self.error, "error_line": self.error_line,
                 "test_case": self.test_case, "partial_line": self.partial_line}
 

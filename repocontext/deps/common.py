@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from repocontext import bounded
 from repocontext.deps.specifiers import exact_version, plain_specifiers, settled
@@ -27,7 +27,8 @@ class Issue:
     level: Level = "warning"
 
 
-class Include(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Include:
     """A pip `-r` / `-c` include: `target` is the repo-relative path it names (resolved against `file`)."""
 
     file: str

@@ -30,7 +30,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from repocontext.deps.common import pypi_name, shortest_paths
 from repocontext.model import Dependency
@@ -51,7 +51,8 @@ _PROJECT_SOURCE = re.compile(r"\((?:pyproject\.toml|setup\.py|setup\.cfg)(?::[^)
 _HEADER_LINES = 20
 
 
-class CompileHeader(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class CompileHeader:
     tool: str  # "pip-compile", "uv" or "custom" (a CUSTOM_COMPILE_COMMAND such as `make upgrade`)
     command: str  # as written in the header
 
