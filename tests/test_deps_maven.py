@@ -198,8 +198,10 @@ def test_build_gradle_coordinates_variables_maps_platforms_and_constraints() -> 
 def test_the_catalog_records_the_line_that_holds_each_version_and_reads_dev_from_the_build() -> None:
     texts = {"app/build.gradle.kts": "dependencies {\n  testImplementation(libs.protobuf.java)\n"
                                      "  implementation(libs.okhttp)\n}\n"}
-    got = [(d.name, d.version, d.line, d.section, d.dev) for d in
-           parse_catalog("gradle/libs.versions.toml", CATALOG, texts).deps]
+    parsed = parse_catalog("gradle/libs.versions.toml", CATALOG, texts)
+    got = [(d.name, d.version, d.line, d.section, d.dev) for d in parsed.deps]
+    assert [(i.level, i.message.split(":")[0]) for i in parsed.issues] == [
+        ("info", "1 libraries of this catalog have no version here (a platform or plugin sets it)")]
     assert got == [("javax.inject:javax.inject", "1", 9, "libraries", False),
                    ("junit:junit", "4.12", 8, "libraries", False),
                    ("com.squareup.okhttp3:okhttp", "4.9.0", 2, "versions", False),

@@ -135,8 +135,13 @@ def parse_catalog(path: str, text: str, texts: Mapping[str, str | None] | None =
             ecosystem=ECOSYSTEM, name=library.name, version=library.version if _exact(library.version) else None,
             constraint=library.version, dev=dev, file=path, line=library.line or None,
             section="versions" if library.ref else "libraries"))
-    if not result.deps and found:
-        result.issues.append(Issue("no library of this catalog declares a version", path, None, "info"))
+    versionless = [lib for lib in found if lib.version is None]
+    if versionless:
+        boms = sorted({lib.name for lib in found if lib.name.endswith(("-bom", "-bom-alpha", "-dependencies"))})
+        by = f" (a platform sets it: {', '.join(boms)})" if boms else " (a platform or plugin sets it)"
+        result.issues.append(Issue(
+            f"{len(versionless)} libraries of this catalog have no version here{by}: their versions are unknown "
+            "here, so no advisory is matched against them", path, None, "info"))
     return result
 
 
