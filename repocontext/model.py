@@ -332,13 +332,17 @@ class CallSite(_Model):
     kind: Literal["import", "use"] = "use"
 
 
-class CallSiteGroup(_Model):
-    """Call sites of one imported top-level module (npm package, Go module)."""
+class CallSiteGroup(_Sparse):
+    """Call sites of one imported top-level module (npm package, Go module) or locked package (crate, gem,
+    Composer package, Maven artifact, NuGet package)."""
 
     module: str
     aliases: list[str] = Field(default_factory=_list)  # distribution names that provide it (PEP 503-normalised)
     first_party: bool = False  # the repository's own module
     sites: list[CallSite] = Field(default_factory=_list)
+    # Rust, Ruby, PHP, Java/Kotlin and C# only: how references were mapped onto the package, and whether that
+    # is a guess (`repocontext.callsites.packages.VIA`); None (not stored) for the other languages.
+    via: str | None = None
 
 
 class TestFile(_Model):

@@ -22,7 +22,7 @@ from repocontext.secrets import RULES_DIGEST
 from repocontext.store import RepoContextStore
 from tests.conftest import commit_all, git, write_files
 
-CALL_SITES_SLOT = f"call_sites@2+{RULES_DIGEST}"  # the probe cache's slot: version and secret rules
+CALL_SITES_SLOT = f"call_sites@3+{RULES_DIGEST}"  # the probe cache's slot: version and secret rules
 
 BASE = {
     "pyproject.toml": "[project]\nname = 'app'\ndependencies = ['requests==2.31.0', 'pyyaml==6.0']\n",

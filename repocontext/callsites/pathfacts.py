@@ -168,12 +168,14 @@ class _Tops:
 class LookupLayout:
     """RepoLayout's interface (what Grouper and the tests probe use), answered by PathFacts lookups."""
 
-    def __init__(self, facts: PathFacts, npm_names: set[str], go_modules: dict[str, str]) -> None:
+    def __init__(self, facts: PathFacts, npm_names: set[str], go_modules: dict[str, str],
+                 php_autoload: tuple[tuple[str, str], ...] = ()) -> None:
         self.facts = facts
         self.py_top: Container[str] = _Tops(facts, True)
         self.py_top_weak: Container[str] = _Tops(facts, False)
         self.npm_names = npm_names
         self.go_modules = go_modules
+        self.php_autoload = php_autoload
 
     def package_of(self, path: str) -> str | None:
         return self.facts.package_of(path)

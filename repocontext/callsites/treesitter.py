@@ -1,7 +1,8 @@
-"""Tree-sitter parsers and queries for JavaScript, TypeScript and Go, built once per process.
+"""Tree-sitter parsers and queries, built once per process: JavaScript, TypeScript, Go, Rust, Ruby, PHP, Java,
+Kotlin and C#.
 
-The grammars come from the `tree-sitter-javascript`, `tree-sitter-typescript`
-and `tree-sitter-go` wheels (compiled, no download at run time).
+The grammars come from the `tree-sitter-<language>` wheels (compiled, no
+download at run time), each imported only when a file of its language is parsed.
 """
 
 from __future__ import annotations
@@ -30,13 +31,19 @@ def _binding() -> Any:
 
 @cache
 def language(name: str) -> tree_sitter.Language:
-    """`name` is "javascript", "typescript", "tsx" or "go"."""
+    """`name` is "javascript", "typescript", "tsx", "go", "rust", "ruby", "php", "java", "kotlin" or "c_sharp"."""
     # A grammar is imported only when a file of its language is parsed: most commands never parse one.
     module, function = {
         "javascript": ("tree_sitter_javascript", "language"),
         "typescript": ("tree_sitter_typescript", "language_typescript"),
         "tsx": ("tree_sitter_typescript", "language_tsx"),
         "go": ("tree_sitter_go", "language"),
+        "rust": ("tree_sitter_rust", "language"),
+        "ruby": ("tree_sitter_ruby", "language"),
+        "php": ("tree_sitter_php", "language_php"),  # PHP with its HTML around `<?php`: what a .php file holds
+        "java": ("tree_sitter_java", "language"),
+        "kotlin": ("tree_sitter_kotlin", "language"),
+        "c_sharp": ("tree_sitter_c_sharp", "language"),
     }[name]
     return _binding().Language(getattr(importlib.import_module(module), function)())
 

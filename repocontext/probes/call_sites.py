@@ -1,4 +1,4 @@
-"""Call sites of imported modules in Python, JavaScript/TypeScript and Go sources.
+"""Call sites of imported modules in Python, JavaScript/TypeScript, Go, Rust, Ruby, PHP, Java/Kotlin and C# sources.
 
 The section maps a module to where it is imported and used:
 `call_sites.yaml.sites[*]` = {file, line (1-based), col (0-based byte offset),
@@ -15,6 +15,10 @@ names, go.mod module paths.
 `aliases` lists the distributions that provide a module, so a TCCM key
 `call_sites.PyYAML` can find the `yaml` group (see `callsites.common.lookup`).
 A module name used by two ecosystems (npm `yaml` and PyPI `yaml`) is one group.
+Rust, Ruby, PHP, Java/Kotlin and C# groups are keyed by the locked package a
+reference maps onto (crate, gem, Composer package, Maven `groupId:artifactId`,
+NuGet id; `callsites.packages`); references that map onto none are left out,
+and such a group's `via` says how the mapping was made (and whether it is a guess).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from repocontext import bounded
-from repocontext.callsites import go, js
+from repocontext.callsites import csharp, go, js, jvm, php, ruby, rust
 from repocontext.callsites.common import (
     SOURCE_ROOTS,
     FileScan,
@@ -39,6 +43,7 @@ from repocontext.callsites.common import (
     resolve_scan,
 )
 from repocontext.callsites.distributions import Providers
+from repocontext.callsites.packages import ECOSYSTEMS, VIA, PackageIndex, reference
 from repocontext.callsites.pathfacts import LookupLayout, PathFacts
 from repocontext.callsites.python import scan_python
 from repocontext.callsites.testfiles import JS_SUFFIXES
@@ -54,7 +59,10 @@ if TYPE_CHECKING:  # the update from changed files alone imports it (a first gat
 PY_GLOBS = ("**/*.py",)
 JS_GLOBS = ("**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx", "**/*.ts", "**/*.tsx")
 GO_GLOBS = ("**/*.go",)
-SOURCE_GLOBS = PY_GLOBS + JS_GLOBS + GO_GLOBS
+# Rust, Ruby, PHP, Java/Kotlin and C#: suffix → scanner language.
+OTHER_LANGUAGES = {".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".php": "php", ".java": "jvm", ".kt": "jvm",
+                   ".kts": "jvm", ".cs": "csharp"}
+SOURCE_GLOBS = PY_GLOBS + JS_GLOBS + GO_GLOBS + tuple(f"**/*{suffix}" for suffix in OTHER_LANGUAGES)
 
 
 def language_of(path: str) -> str | None:
@@ -65,13 +73,17 @@ def language_of(path: str) -> str | None:
         return "python"
     if path.endswith(JS_SUFFIXES):
         return "js"
-    return "go" if path.endswith(".go") else None
+    if path.endswith(".go"):
+        return "go"
+    dot = path.rfind(".")
+    return OTHER_LANGUAGES.get(path[dot:]) if dot > path.rfind("/") else None
 
 
 class RepoLayout:
     """What is first-party: Python top-level names, npm workspace names, Go module paths."""
 
-    def __init__(self, py_paths: list[str], npm_names: set[str], go_modules: dict[str, str]) -> None:
+    def __init__(self, py_paths: list[str], npm_names: set[str], go_modules: dict[str, str],
+                 php_autoload: tuple[tuple[str, str], ...] = ()) -> None:
         self.packages = package_dirs(py_paths)
         self.py_modules = {p: python_module_name(p, self.packages) for p in py_paths}
         # Packages and root-level modules are surely ours; a plain directory of scripts (`docker/`,
@@ -86,6 +98,7 @@ class RepoLayout:
             (self.py_top if strong else self.py_top_weak).add(module.partition(".")[0])
         self.npm_names = npm_names
         self.go_modules = go_modules  # directory of a go.mod → its module path
+        self.php_autoload = php_autoload  # (namespace prefix, Composer package) of every composer.lock
 
     _last: tuple[tuple[Any, ...], RepoLayout] | None = None
 
@@ -98,11 +111,12 @@ class RepoLayout:
         npm = {r["npm_name"] for r in results.values() if isinstance(r, dict) and r.get("npm_name")}
         go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in results.items()
                    if isinstance(r, dict) and r.get("go_module")}
-        key = (py, npm, go_mods)
+        autoload = php_prefixes(results.values())
+        key = (py, npm, go_mods, autoload)
         last = RepoLayout._last
         if last is not None and last[0] == key:
             return last[1]
-        layout = cls(py, npm, go_mods)
+        layout = cls(py, npm, go_mods, autoload)
         RepoLayout._last = (key, layout)
         return layout
 
@@ -122,11 +136,20 @@ class Layout(Protocol):
     def npm_names(self) -> Container[str]: ...
     @property
     def go_modules(self) -> dict[str, str]: ...
+    @property
+    def php_autoload(self) -> tuple[tuple[str, str], ...]: ...
 
     def package_of(self, path: str) -> str | None: ...
 
 
-MANIFESTS = ("package.json", "go.mod")
+MANIFESTS = ("package.json", "go.mod", "composer.lock")
+
+
+def php_prefixes(results: Iterable[Any]) -> tuple[tuple[str, str], ...]:
+    """The (namespace prefix, package) pairs of the composer.lock results among `results`, sorted."""
+    found = {(str(prefix), str(name)) for r in results if isinstance(r, Mapping)
+             for prefix, name in r.get("php_autoload") or ()}
+    return tuple(sorted(found))
 
 
 def manifest_layout(ctx: ProbeContext, facts: PathFacts, result: Callable[[str], Any]) -> LookupLayout:
@@ -135,13 +158,14 @@ def manifest_layout(ctx: ProbeContext, facts: PathFacts, result: Callable[[str],
     npm = {r["npm_name"] for r in found.values() if isinstance(r, Mapping) and r.get("npm_name")}
     go_mods = {p.rpartition("/")[0]: r["go_module"] for p, r in found.items()
                if isinstance(r, Mapping) and r.get("go_module")}
-    return LookupLayout(facts, npm, go_mods)
+    return LookupLayout(facts, npm, go_mods, php_prefixes(found.values()))
 
 
 def analyze_manifest(ctx: ProbeContext, path: str) -> dict[str, Any] | None:
-    """package.json: its name and whether it mentions vitest; go.mod: its module path; else None."""
+    """package.json: its name and whether it mentions vitest; go.mod: its module path; composer.lock: its
+    packages' autoload namespace prefixes; else None."""
     name = path.rpartition("/")[2]
-    if name not in ("package.json", "go.mod"):
+    if name not in MANIFESTS:
         return None
     text = ctx.read_text(path) or ""
     if name == "go.mod":
@@ -150,6 +174,8 @@ def analyze_manifest(ctx: ProbeContext, path: str) -> dict[str, Any] | None:
         data = bounded.json_loads(text)
     except ValueError:  # invalid, or over a limit (the dependencies probe reports it)
         data = None
+    if name == "composer.lock":
+        return {"php_autoload": [list(pair) for pair in php.autoload_prefixes(data)]}
     npm_name = data.get("name") if isinstance(data, dict) else None
     return {"npm_name": npm_name if isinstance(npm_name, str) and npm_name else None, "vitest": '"vitest"' in text}
 
@@ -161,7 +187,18 @@ def scan_source(path: str, text: str) -> FileScan:
         return scan_python(text)
     if language == "js":
         return js.scan_js(text, js.grammar_for(path))
-    return go.scan_go(text) if language == "go" else FileScan()
+    scanner = _SCANNERS.get(language or "")
+    return scanner(path, text) if scanner is not None else FileScan()
+
+
+_SCANNERS: dict[str, Callable[[str, str], FileScan]] = {
+    "go": lambda _, text: go.scan_go(text),
+    "rust": lambda _, text: rust.scan_rust(text),
+    "ruby": lambda _, text: ruby.scan_ruby(text),
+    "php": lambda _, text: php.scan_php(text),
+    "jvm": lambda path, text: jvm.scan_jvm(text, jvm.grammar_for(path)),
+    "csharp": lambda _, text: csharp.scan_csharp(text),
+}
 
 
 def redacted_scan(scan: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +251,10 @@ def go_dependencies(dependencies: Mapping[str, Any] | None) -> list[str]:
     return sorted(found)
 
 
+# (group key, first party, aliases, via): how one site is grouped; via only for the languages of `VIA`.
+Classification = tuple[str, bool, list[str], str | None]
+
+
 class Grouper:
     """Decides the group of each raw site (or that it is left out) and collects the groups."""
 
@@ -221,44 +262,51 @@ class Grouper:
         self.layout = layout
         self.providers = Providers(dependencies)
         self.go_known = go_dependencies(dependencies) + sorted(layout.go_modules.values())
+        self.packages = PackageIndex(dependencies, layout.php_autoload)
         self.groups: dict[str, dict[str, Any]] = {}
-        self._by_language: dict[str, dict[str, tuple[str, bool, list[str]] | None]] = {}  # language → ident → key
+        self._by_language: dict[str, dict[str, Classification | None]] = {}  # language → ident → key
 
-    def key(self, language: str, site: RawSite) -> tuple[str, bool, list[str]] | None:
-        """(group key, first party, aliases), or None when the site is left out; memoised per module."""
+    def key(self, language: str, site: RawSite) -> Classification | None:
+        """(group key, first party, aliases, via), or None when the site is left out; memoised per module."""
         return self.classify(language, site.module, site.symbol)
 
-    def classify(self, language: str, module: str, symbol: str) -> tuple[str, bool, list[str]] | None:
+    def classify(self, language: str, module: str, symbol: str) -> Classification | None:
         if language == "python":
             top = symbol.partition(".")[0]
             ident = symbol if top in self.providers.namespace_roots else top
         else:
-            ident = module
+            ident = reference(language, symbol) if language in VIA else module
         memo = self._by_language.setdefault(language, {})
         if ident not in memo:
             memo[ident] = self._classify(language, ident)
         return memo[ident]
 
-    def _classify(self, language: str, ident: str) -> tuple[str, bool, list[str]] | None:
+    def _classify(self, language: str, ident: str) -> Classification | None:
         if language == "python":
             top = ident.partition(".")[0]
             if top in sys.stdlib_module_names:
                 return None
             if top in self.layout.py_top or (top in self.layout.py_top_weak and not self.providers.is_declared(top)):
-                return top, True, []
+                return top, True, [], None
             key = self.providers.group_key(ident)
-            return key, False, self.providers.providers(key)
+            return key, False, self.providers.providers(key), None
         if language == "js":
             name = js.package_name(ident)
             if name is None:
                 return None
             first = name in self.layout.npm_names
-            return name, first, [] if first else [name]
+            return name, first, [] if first else [name], None
+        if language in VIA:
+            package = self.packages.match(language, ident)
+            if package is None:
+                return None
+            first = self.packages.local(ECOSYSTEMS[language], package)
+            return package, first, [] if first else [package], VIA[language]
         if go.is_std(ident):
             return None
         module = go.module_of(ident, self.go_known)
         first = module in self.layout.go_modules.values()
-        return module, first, [] if first else [module]
+        return module, first, [] if first else [module], None
 
     def add(self, path: str, language: str, sites: list[RawSite]) -> None:
         self.add_rows(path, language, [(s.module, s.symbol, s.line, s.col, s.kind) for s in sites])
@@ -266,21 +314,24 @@ class Grouper:
     def add_rows(self, path: str, language: str, rows: Iterable[Sequence[Any]]) -> None:
         """Add one file's sites given as cached rows (module, symbol, line, col, kind)."""
         # The hot loop of combine (once per site): classification inlined down to a memo lookup.
-        groups, roots, python = self.groups, self.providers.namespace_roots, language == "python"
+        groups, roots, python, other = self.groups, self.providers.namespace_roots, language == "python", \
+            language in VIA
         memo = self._by_language.setdefault(language, {})
         for module, symbol, line, col, kind in rows:
             if python:
                 top = symbol.partition(".")[0]
                 ident = symbol if top in roots else top
             else:
-                ident = module
+                ident = reference(language, symbol) if other else module
             found = memo[ident] if ident in memo else self.classify(language, module, symbol)
             if found is None:
                 continue
-            key, first_party, aliases = found
+            key, first_party, aliases, via = found
             group = groups.get(key)
             if group is None:
                 group = groups[key] = {"module": key, "aliases": set(), "first_party": first_party, "sites": []}
+                if via is not None:  # how a Rust/Ruby/PHP/JVM/C# reference was mapped onto the package
+                    group["via"] = via
             if aliases:
                 group["aliases"].update(aliases)
             group["sites"].append({"file": path, "line": line, "col": col, "symbol": symbol, "kind": kind})
@@ -300,15 +351,20 @@ class Grouper:
 # Content class → what loads its grammar and queries (CallSitesProbe.prepare).
 _GRAMMARS: dict[str, Callable[[], None]] = {
     "go": go.warm, **{f"js:{name}": partial(js.warm, name) for name in ("javascript", "typescript", "tsx")},
+    "rust": rust.warm, "ruby": ruby.warm, "php": php.warm, "csharp": csharp.warm,
+    **{f"jvm:{name}": partial(jvm.warm, name) for name in ("java", "kotlin")},
 }
 
 
 class CallSitesProbe(PerFileProbe):
     name = "call_sites"
-    version = "2"  # 2: JS/TS/Go syntax errors are reported (the cached scans carry partial_line)
+    # 2: JS/TS/Go syntax errors are reported (the cached scans carry partial_line); 3: Rust, Ruby, PHP, Java,
+    # Kotlin and C# sources, composer.lock autoload prefixes
+    version = "3"
     applies_to_tasks = ("vulnerability-remediation",)
-    # package.json names and go.mod module paths decide what is first-party.
-    inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod")
+    # package.json names and go.mod module paths decide what is first-party; composer.lock's autoload maps
+    # which Composer package a PHP namespace belongs to.
+    inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod", "**/composer.lock")
     requires = ("dependencies",)
     produces = ("call_sites",)
 
@@ -319,10 +375,12 @@ class CallSitesProbe(PerFileProbe):
     def content_class(self, path: str) -> str | None:
         """The scanner (and grammar) a file gets, or the manifest kind: all of the path `analyze` uses."""
         name = path.rpartition("/")[2]
-        if name in ("package.json", "go.mod"):
+        if name in MANIFESTS:
             return name
         language = language_of(path)
-        return f"js:{js.grammar_for(path)}" if language == "js" else str(language)
+        if language == "js":
+            return f"js:{js.grammar_for(path)}"
+        return f"jvm:{jvm.grammar_for(path)}" if language == "jvm" else str(language)
 
     def prepare(self, batch: Sequence[FileRecord]) -> None:
         """The tree-sitter grammars and fixed queries of the batch's languages (~10 ms a grammar), loaded
@@ -426,17 +484,18 @@ def _file_sites(grouper: Grouper, layout: Layout, path: str, result: Any) -> Fil
     for module, symbol, line, col, kind in sorted(rows, key=_ROW_ORDER):
         classified = grouper.classify(language, module, symbol)
         if classified is not None:
-            key, first_party, aliases = classified
+            key, first_party, aliases, via = classified
             site = {"file": path, "line": line, "col": col, "symbol": symbol, "kind": kind}
-            found.by_group.setdefault(key, []).append((site, (first_party, tuple(aliases))))
+            found.by_group.setdefault(key, []).append((site, (first_party, tuple(aliases), via)))
     return found
 
 
 def _reclassify(grouper: Grouper, key: str, site: Mapping[str, Any]) -> Classified:
-    """A stored site's classification: Python groups by its symbol; JS and Go by the group key (a package name
-    or module path classifies as itself). Raises CannotIncrement if that does not lead back to `key`."""
+    """A stored site's classification: Python, Rust, Ruby, PHP, Java/Kotlin and C# group by its symbol; JS and Go
+    by the group key (a package name or module path classifies as itself). Raises CannotIncrement if that does
+    not lead back to `key`."""
     language = language_of(site["file"]) or ""
     found = grouper.classify(language, "" if language == "python" else key, site["symbol"])
     if found is None or found[0] != key:
         raise CannotIncrement(f"site {site!r} does not classify into group {key!r}")
-    return found[1], tuple(found[2])
+    return found[1], tuple(found[2]), found[3]

@@ -5,7 +5,8 @@ sites in site order): a group's `sites` are sorted by file and contiguous per
 file, so one file's sites are found by bisect; its `first_party` is the
 classification of its first site (the one that created it); its `aliases`
 are the union of its sites' classifications; a group exists only while it has
-sites. Every site's classification is a function of the site (file language,
+sites; its `via` (Rust, Ruby, PHP, JVM and C# groups only) is that of its first
+site. Every site's classification is a function of the site (file language,
 symbol, group), so any site can be classified again to check these.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from repocontext.probe import CannotIncrement, json_equal
 
-Classified = tuple[bool, tuple[str, ...]]  # (first party, aliases) of one site
+Classified = tuple[bool, tuple[str, ...], str | None]  # (first party, aliases, via) of one site
 Reclassify = Callable[[str, Mapping[str, Any]], Classified]  # (group key, site) → its classification
 
 _FILE = itemgetter("file")
@@ -80,13 +81,17 @@ def _patch_group(key: str, group: Any, edits: list[tuple[str, FileSites, FileSit
     fresh = {id(site): found for _, _, new in edits for site, found in new.by_group.get(key, ())}
     first = rebuilt[0]
     if group is not None and sites and first is sites[0]:
-        first_party = bool(group["first_party"])
+        first_party, via = bool(group["first_party"]), group.get("via")
     else:
-        first_party = (fresh[id(first)] if id(first) in fresh else reclassify(key, first))[0]
-    if group is not None and first_party != bool(group["first_party"]):
-        raise CannotIncrement(f"group {key!r} would change first_party")
+        _, _, via = classified = fresh[id(first)] if id(first) in fresh else reclassify(key, first)
+        first_party = classified[0]
+    if group is not None and (first_party != bool(group["first_party"]) or via != group.get("via")):
+        raise CannotIncrement(f"group {key!r} would change first_party or via")
     aliases = _aliases(key, group, rebuilt, fresh, reclassify, {path for path, _, _ in edits})
-    return {"module": key, "aliases": aliases, "first_party": first_party, "sites": rebuilt}
+    patched = {"module": key, "aliases": aliases, "first_party": first_party, "sites": rebuilt}
+    if via is not None:
+        patched["via"] = via
+    return patched
 
 
 def _span(sites: Sequence[Any], path: str, expected: list[dict[str, Any]]) -> tuple[int, int]:
@@ -102,7 +107,7 @@ def _aliases(key: str, group: Any, sites: list[Any], fresh: dict[int, Classified
              edited: set[str]) -> list[str]:
     """The union of the sites' aliases. What the new sites and the first site give is sure; an alias only the
     removed sites might have given is kept when some untouched site still gives it (searched, rarely)."""
-    found = {alias for _, aliases in fresh.values() for alias in aliases}
+    found = {alias for _, aliases, _ in fresh.values() for alias in aliases}
     first = sites[0]
     found.update(fresh[id(first)][1] if id(first) in fresh else reclassify(key, first)[1])
     missing = set(group["aliases"] if group is not None else ()) - found
