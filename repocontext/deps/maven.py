@@ -145,10 +145,10 @@ def _plugins(build: Node | None, section: str, emitter: _Emitter) -> None:
 
 def _parent_record(node: Node, emitter: _Emitter) -> None:
     """A parent the repository does not hold is an artifact like any other (its version can be upgraded)."""
-    version = node.child("version")
-    name = f"{node.value('groupId')}:{node.value('artifactId')}"
-    if version is None or not version.text or "None" in name:
+    version, group, artifact = node.child("version"), node.value("groupId"), node.value("artifactId")
+    if version is None or not version.text or not group or not artifact:
         return
+    name = f"{group}:{artifact}"
     resolved, _ = emitter.project.resolve(version.text)
     emitter.result.deps.append(Dependency(
         ecosystem=ECOSYSTEM, name=name, version=resolved, constraint=version.text, file=emitter.path,
