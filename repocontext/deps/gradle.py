@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from repocontext.deps.common import Parsed
+from repocontext.deps.common import Issue, Parsed
 from repocontext.deps.gradle_catalog import Library, accessor, dev_configuration, libraries
 from repocontext.model import Dependency
 
@@ -140,6 +140,12 @@ def parse_gradle(path: str, text: str, texts: Texts | None = None) -> Parsed:
             _coordinate(result, path, number, name, match.group("version"), names, config, dev, constrained)
         for match in _CATALOG.finditer(line):
             _accessor(result, path, number, match, catalog, bundles, constrained or buildscript)
+    unversioned = sum(1 for d in result.deps if d.constraint is None)
+    if unversioned:
+        result.issues.append(Issue(
+            f"{unversioned} dependencies have no version in this build script (a platform, BOM or plugin such as "
+            "Spring's dependency management sets it): their versions are unknown here, so no advisory is matched "
+            "against them", path, None, "info"))
     return result
 
 
