@@ -177,7 +177,7 @@ bom-managed = { module = "androidx.compose.ui:ui" }
 
 def test_build_gradle_coordinates_variables_maps_platforms_and_constraints() -> None:
     parsed = parse_gradle("build.gradle", BUILD_GRADLE, {"gradle/libs.versions.toml": CATALOG})
-    assert [(i.level, i.message[:50]) for i in parsed.issues] == [
+    assert [(i.level, i.message[:51]) for i in parsed.issues] == [
         ("info", "1 dependencies have no version in this build script")]
     got = [(d.name, d.version, d.constraint, d.line, d.section, d.dev, d.kind) for d in parsed.deps]
     assert got == [
