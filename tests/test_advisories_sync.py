@@ -5,6 +5,7 @@ could not evaluate, and `not_evaluated` (exit 2) instead of a green "nothing fou
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import shutil
@@ -303,13 +304,17 @@ def test_not_evaluated_is_never_green() -> None:
     assert ".s-not_evaluated" not in green and ".s-not_evaluated" in css
 
 
-def test_the_ui_and_the_mcp_dispatch_tool_say_not_evaluated(make_repo: Callable[..., Path], home: Path) -> None:
+def test_the_ui_and_the_mcp_dispatch_tool_say_not_evaluated(make_repo: Callable[..., Path], home: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from fastapi.testclient import TestClient
 
     from planner.config import Settings
     from planner.mcpserver.running import run_dispatch
     from planner.ui.app import create_app
 
+    # RubyGems is read now: as if it were not, to see how an unread lockfile is shown
+    coverage = importlib.import_module("subgraphs.vulnerability_remediation.coverage")
+    monkeypatch.setattr(coverage, "EVALUATED_ECOSYSTEMS", coverage.EVALUATED_ECOSYSTEMS - {"RubyGems"})
     repo = make_repo({"requirements.txt": "requests==2.30.0\n", "Gemfile.lock": "GEM\n  specs:\n"})
     lines: list[str] = []
     data = run_dispatch(Settings.from_env().for_one_run(), "vulnerability-remediation", repo, {}, False, lines.append)
