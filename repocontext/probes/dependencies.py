@@ -9,7 +9,11 @@ set comes from the manifest in the same directory (pyproject.toml,
 package.json, Pipfile); a yarn.lock's from every package.json it serves (its
 directory and the workspaces below it that have no yarn.lock of their own); a
 pnpm-lock.yaml names its importers itself. setup.py is parsed with ast, never
-run.
+run. The other ecosystems' manifests and lockfiles are the registries' in
+`repocontext.deps.locks` (MANIFESTS, LOCKS); a manifest group in READS_OTHERS
+(pom.xml, Gradle build scripts and catalog) is parsed with every manifest's text
+at hand, as a pom's parent and a build script's version catalog decide its
+versions.
 """
 
 from __future__ import annotations
