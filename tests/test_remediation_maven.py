@@ -81,6 +81,10 @@ def test_a_pom_moves_the_property_and_the_literal_and_notes_the_rest() -> None:
     assert [(e.file, e.line, e.old, e.new) for e in core.edits] == [
         ("pom.xml", 6, "<log4j2.version>2.14.1</log4j2.version>", "<log4j2.version>2.15.0</log4j2.version>")]
     assert not core.skipped and any("`${log4j2.version}`" in n for n in core.notes)
+    shared = POM.replace("<version>2.14.1</version>", "<version>${log4j2.version}</version>")
+    both = plan_upgrade("Maven", "org.apache.logging.log4j:log4j-core", "2.15.0",
+                        parse_pom("pom.xml", shared, {"pom.xml": shared}).deps, _reader({"pom.xml": shared}))
+    assert any("the property log4j2.version is read 2 times" in n for n in both.notes)
     api = plan_upgrade("Maven", "org.apache.logging.log4j:log4j-api", "2.15.0", deps, _reader(files))
     assert [(e.line, e.old, e.new) for e in api.edits] == [(17, "<version>2.14.1</version>",
                                                             "<version>2.15.0</version>")]
