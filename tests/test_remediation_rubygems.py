@@ -82,7 +82,8 @@ def test_a_requirement_admitting_the_target_is_left_to_the_lock() -> None:
     plan = _plan({"Gemfile": GEMFILE, "Gemfile.lock": LOCK}, "rails", "6.1.7")
     assert plan.edits == [] and not plan.skipped
     assert any("`~> 6.1.0` admits 6.1.7 and Gemfile.lock pins" in note for note in plan.notes)
-    assert [a.command for a in plan.regenerate] == ["bundle lock --update rails --conservative"]
+    # rails pins actionpack (= 6.1.0): --conservative would keep actionpack, and so rails, where they are
+    assert [a.command for a in plan.regenerate] == ["bundle lock --update rails"]
 
 
 def test_requirement_excluding_the_target_keeps_its_quotes_and_operator() -> None:
@@ -188,26 +189,35 @@ def test_rewrite_requires_the_target_per_ruby(ruby: subprocess.Popen[str], requi
 # --- a real, offline `bundle lock --update` ---------------------------------------------------------------------------
 
 
-def _gem(tmp: Path, home: Path, version: str) -> None:
-    src = tmp / f"src-{version}"
+def _gem(tmp: Path, home: Path, version: str, name: str = "tinygem", needs: tuple[str, ...] = (),
+         requirement: str | None = None) -> None:
+    """Build and install `name` `version` into `home`; it requires each of `needs` at `requirement` (default:
+    exactly its own version, as Rails' parts pin each other)."""
+    src = tmp / f"src-{name}-{version}"
     (src / "lib").mkdir(parents=True)
-    (src / "lib" / "tinygem.rb").write_text("module Tinygem; end\n")
-    (src / "tinygem.gemspec").write_text(
-        f'Gem::Specification.new do |s|\n  s.name = "tinygem"\n  s.version = "{version}"\n  s.summary = "t"\n'
-        f'  s.authors = ["t"]\n  s.files = ["lib/tinygem.rb"]\nend\n')
+    (src / "lib" / f"{name}.rb").write_text("module Tinygem; end\n")
+    lines = "".join(f'  s.add_dependency "{need}", "{requirement or "= " + version}"\n' for need in needs)
+    (src / f"{name}.gemspec").write_text(
+        f'Gem::Specification.new do |s|\n  s.name = "{name}"\n  s.version = "{version}"\n  s.summary = "t"\n'
+        f'  s.authors = ["t"]\n  s.files = ["lib/{name}.rb"]\n{lines}end\n')
     env = {**os.environ, "GEM_HOME": str(home), "GEM_PATH": str(home)}
-    subprocess.run(["gem", "build", "tinygem.gemspec"], cwd=src, check=True, capture_output=True, env=env)
-    subprocess.run(["gem", "install", "--local", "--ignore-dependencies", "--no-document", f"tinygem-{version}.gem"],
+    subprocess.run(["gem", "build", f"{name}.gemspec"], cwd=src, check=True, capture_output=True, env=env)
+    subprocess.run(["gem", "install", "--local", "--ignore-dependencies", "--no-document", f"{name}-{version}.gem"],
                    cwd=src, check=True, capture_output=True, env=env)
 
 
-def test_bundle_lock_reaches_the_target_offline(tmp_path: Path) -> None:
+def _bundler_env(tmp_path: Path) -> dict[str, str]:
     if shutil.which("bundle") is None or shutil.which("gem") is None:
         pytest.skip("bundler is not installed (apt-get install -y ruby bundler)")
+    home = tmp_path / "gems"
+    return {**os.environ, "GEM_HOME": str(home), "GEM_PATH": str(home), "HOME": str(tmp_path),
+            "BUNDLE_USER_HOME": str(tmp_path / "bundle")}
+
+
+def test_bundle_lock_reaches_the_target_offline(tmp_path: Path) -> None:
+    env = _bundler_env(tmp_path)
     home, app = tmp_path / "gems", tmp_path / "app"
     app.mkdir()
-    env = {**os.environ, "GEM_HOME": str(home), "GEM_PATH": str(home), "HOME": str(tmp_path),
-           "BUNDLE_USER_HOME": str(tmp_path / "bundle")}
     _gem(tmp_path, home, "1.0.0")
     (app / "Gemfile").write_text('source "https://rubygems.org"\ngem "tinygem"\n')
     subprocess.run(["bundle", "lock", "--local"], cwd=app, check=True, capture_output=True, env=env)
@@ -223,3 +233,28 @@ def test_bundle_lock_reaches_the_target_offline(tmp_path: Path) -> None:
     after = (app / "Gemfile.lock").read_text()
     assert still_below("Gemfile.lock", before, "RubyGems", "tinygem", "1.0.2") != []
     assert still_below("Gemfile.lock", after, "RubyGems", "tinygem", "1.0.2") == []
+
+
+def test_a_gem_pinning_its_parts_exactly_is_updated_with_them(tmp_path: Path) -> None:
+    """Like rails and actionpack: --conservative keeps the shared part where it is, so the gem cannot move."""
+    env = _bundler_env(tmp_path)
+    home, app = tmp_path / "gems", tmp_path / "app"
+    app.mkdir()
+    for version in ("1.0.0", "1.0.2"):
+        _gem(tmp_path, home, version, "tinypart")
+    _gem(tmp_path, home, "1.0.0", "tinyother", ("tinypart",), ">= 1.0")  # shares the part, as page_caching does
+    _gem(tmp_path, home, "1.0.0", "tinyframe", ("tinypart",))
+    (app / "Gemfile").write_text('source "https://rubygems.org"\ngem "tinyframe"\ngem "tinyother"\n')
+    subprocess.run(["bundle", "lock", "--local"], cwd=app, check=True, capture_output=True, env=env)
+    _gem(tmp_path, home, "1.0.2", "tinyframe", ("tinypart",))
+    before = (app / "Gemfile.lock").read_text()
+    assert "tinyframe (1.0.0)" in before and "tinypart (1.0.0)" in before
+    records = parse_gemfile_lock("Gemfile.lock", before, None).deps
+    command = plan_upgrade("RubyGems", "tinyframe", "1.0.2", records, {"Gemfile.lock": before}.get).regenerate[0]
+    assert command.command == "bundle lock --update tinyframe"
+    for words, reaches in ((["bundle", "lock", "--update", "tinyframe", "--conservative"], False),
+                           (command.command.split(), True)):
+        (app / "Gemfile.lock").write_text(before)
+        subprocess.run([*words, "--local"], cwd=app, capture_output=True, text=True, env=env)
+        after = (app / "Gemfile.lock").read_text()
+        assert (still_below("Gemfile.lock", after, "RubyGems", "tinyframe", "1.0.2") == []) is reaches, words
