@@ -171,3 +171,38 @@ def test_a_gradle_lockfile_run_names_its_regeneration(home: Path, make_repo: Cal
     assert done.returncode == 7 and result["status"] == "needs_regeneration", done.stderr
     assert '+protobuf = "3.25.5"' in result["patch"]
     assert "gradle dependencies --write-locks" in done.stdout
+
+
+SHARED = """<project>
+  <groupId>g</groupId>
+  <artifactId>a</artifactId>
+  <version>1</version>
+  <properties>
+    <protobuf.version>3.21.7</protobuf.version>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>com.google.protobuf</groupId>
+      <artifactId>protobuf-java</artifactId>
+      <version>${protobuf.version}</version>
+    </dependency>
+    <dependency>
+      <groupId>com.google.protobuf</groupId>
+      <artifactId>protobuf-kotlin</artifactId>
+      <version>${protobuf.version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def test_two_vulnerable_artifacts_sharing_one_property_make_one_edit(home: Path,
+                                                                    make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"pom.xml": SHARED})
+    done = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
+                   "--json", env={"PLANNER_DAEMON": "off"})
+    result = json.loads(done.stdout)
+    assert done.returncode == 0 and result["status"] == "succeeded", done.stderr
+    assert [(i["data"]["package"], i["status"]) for i in result["items"]] == [
+        ("com.google.protobuf:protobuf-java", "succeeded"), ("com.google.protobuf:protobuf-kotlin", "succeeded")]
+    assert result["patch"].count("+    <protobuf.version>3.25.5</protobuf.version>") == 1

@@ -55,9 +55,17 @@ def _locate(text: str, edit: Edit) -> int:
 
 
 def apply_edits(read: Callable[[str], str | None], edits: Sequence[Edit]) -> dict[str, tuple[str, str]]:
-    """Apply edits in memory: path → (old text, new text). Raises EditError when one does not apply."""
+    """Apply edits in memory: path → (old text, new text). Raises EditError when one does not apply.
+
+    An edit identical to one already applied (file, line, old and new text) is applied once: two items that
+    move one shared version (a Maven property, a Gradle catalog entry read by two vulnerable artifacts) to
+    the same target make the same edit, which is one change, not a clash."""
     files: dict[str, tuple[str, str]] = {}
+    seen: set[tuple[str, int | None, str, str]] = set()
     for edit in edits:
+        if (key := (edit.file, edit.line, edit.old, edit.new)) in seen:
+            continue
+        seen.add(key)
         if edit.file not in files:
             original = read(edit.file)
             if original is None:
