@@ -348,3 +348,31 @@ def test_openstreetmap_gems(tmp_path: Path) -> None:
     groups = context.call_sites
     assert groups["activerecord"].via == VIA["ruby"]
     assert any(s.symbol == "ActiveRecord::RecordNotFound" for s in groups["activerecord"].sites)
+
+
+# --- the report's evidence ---------------------------------------------------------------------------------------
+
+
+def test_evidence_marks_sites_of_a_guessed_package_and_matches_rust_paths() -> None:
+    from planner.bundle.model import Bundle
+    from planner.chain.work import WorkItem
+    from subgraphs.vulnerability_remediation.evidence import call_sites, calls
+    from subgraphs.vulnerability_remediation.report import _site
+
+    def group(module: str, via: str, symbol: str) -> dict[str, Any]:
+        return {"module": module, "aliases": [module], "first_party": False, "via": via,
+                "sites": [{"file": "a", "line": 1, "col": 0, "symbol": symbol, "kind": "import"},
+                          {"file": "a", "line": 2, "col": 4, "symbol": symbol + ".x", "kind": "use"}]}
+
+    artifact = "com.fasterxml.jackson.core:jackson-databind"
+    bundle = Bundle.model_construct(slices={
+        f"must:0:call_sites.{artifact}": group(artifact, VIA["jvm"], "com.fasterxml.jackson.databind.ObjectMapper"),
+        "must:1:call_sites.smallvec": group("smallvec", VIA["rust"], "smallvec::SmallVec")})
+    jackson = call_sites(bundle, WorkItem(id="1", title="t", data={"package": artifact, "ecosystem": "Maven"}))
+    assert [(s["symbol"], s.get("guessed")) for s in jackson] == [
+        ("com.fasterxml.jackson.databind.ObjectMapper.x", True)]
+    assert "a guess" in _site(jackson[0])
+    smallvec = call_sites(bundle, WorkItem(id="2", title="t", data={"package": "smallvec", "ecosystem": "crates.io"}))
+    assert [s.get("guessed") for s in smallvec] == [None] and "guess" not in _site(smallvec[0])
+    assert calls({"symbol": "smallvec::SmallVec::insert_many", "kind": "use"}, ["smallvec::SmallVec"])
+    assert not calls({"symbol": "smallvec::SmallVecX", "kind": "use"}, ["smallvec::SmallVec"])
