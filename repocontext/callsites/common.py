@@ -21,7 +21,9 @@ SOURCE_ROOTS = ("src", "lib")
 
 @dataclass(frozen=True, slots=True)
 class RawSite:
-    module: str  # what was imported: dotted Python module, JS specifier, Go import path
+    # what was imported: dotted Python module, JS specifier, Go import path; a Rust path's crate segment, Ruby
+    # require path or first constant, PHP / Java / Kotlin / C# qualified name
+    module: str
     symbol: str  # fully qualified name: "yaml.safe_load", "lodash.map", "gopkg.in/yaml.v3.Unmarshal"
     line: int
     col: int
@@ -37,7 +39,7 @@ class FileScan:
     error: str | None = None
     error_line: int | None = None
     test_case: bool = False  # Python: defines a class deriving from a *TestCase
-    partial_line: int | None = None  # JS/TS/Go: parsed around a syntax error first met at this line
+    partial_line: int | None = None  # tree-sitter languages: parsed around a syntax error first met at this line
 
     def as_json(self) -> dict[str, Any]:
         """Plain JSON, for the per-file probe cache."""
