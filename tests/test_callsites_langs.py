@@ -376,3 +376,11 @@ def test_evidence_marks_sites_of_a_guessed_package_and_matches_rust_paths() -> N
     assert [s.get("guessed") for s in smallvec] == [None] and "guess" not in _site(smallvec[0])
     assert calls({"symbol": "smallvec::SmallVec::insert_many", "kind": "use"}, ["smallvec::SmallVec"])
     assert not calls({"symbol": "smallvec::SmallVecX", "kind": "use"}, ["smallvec::SmallVec"])
+
+
+def test_rust_paths_among_a_macros_tokens() -> None:
+    source = ('use regex::Regex;\n'
+              'fn f() { println!("{}", serde_json::to_string(&x)?); vec![Regex, other::Regex, v.Regex]; }\n')
+    assert rows(scan_rust(source)) == [
+        ("regex", "regex::Regex", 1, 4, "import"), ("serde_json", "serde_json::to_string", 2, 24, "use"),
+        ("regex", "regex::Regex", 2, 58, "use"), ("other", "other::Regex", 2, 65, "use")]

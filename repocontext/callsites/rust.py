@@ -5,14 +5,15 @@ Imports: every path a `use` tree names (`use a::{b, c::{self, D as E}}` is three
 Uses: paths whose first segment is a name a `use` bound (`E::new` →
 `a::c::D::new`) or is itself a crate name written in code (`serde_json::to_string`:
 a 2018-edition crate is in scope without `use`), and bare uses of a bound name
-(`to_string(x)`, a type `Value`). The site's module is the path's first segment,
+(`to_string(x)`, a type `Value`), also inside macro arguments (`println!("{}",
+serde_json::to_string(&v)?)`, where tree-sitter keeps tokens only). The site's module is the path's first segment,
 the crate name as code writes it (`serde_json` for the `serde-json`-style crate
 `serde_json`, `regex_automata` for `regex-automata`); which locked crate that is
 is decided later (`callsites.packages`). Left out: `crate::`, `self::`, `super::`
 paths (the crate's own), and paths from `std`, `core`, `alloc`. Not tracked:
 renamed dependencies (`foo = { package = "bar" }`: the dependency records name
-only `bar`), scoping (a local named like an import still counts), and macros'
-token trees (paths inside `vec![...]` arguments are not parsed by tree-sitter).
+only `bar`), scoping (a local named like an import still counts), and method
+calls through values (`re.is_match(...)`: types are not inferred).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def _use_tree(node: ts.Node, prefix: str) -> list[_Use]:
 
 def _chain(root: ts.Node) -> str:
     """The `::a::b` after a path's first segment, as far as the path goes."""
+    if root.parent is not None and root.parent.type == "token_tree":
+        return _token_chain(root)
     parts: list[str] = []
     node, parent = root, root.parent
     while parent is not None and parent.type in _SCOPED and parent.child_by_field_name("path") == node:
@@ -81,6 +84,25 @@ def _chain(root: ts.Node) -> str:
         parts.append(ts.text(name))
         node, parent = parent, parent.parent
     return "".join("::" + p for p in parts)
+
+
+def _token_chain(first: ts.Node) -> str:
+    """`::a::b` after an identifier among a macro's tokens (`::` and identifier tokens, in turn)."""
+    parts: list[str] = []
+    node = first.next_sibling
+    while node is not None and node.type == "::":
+        name = node.next_sibling
+        if name is None or name.type != "identifier":
+            break
+        parts.append(ts.text(name))
+        node = name.next_sibling
+    return "".join("::" + p for p in parts)
+
+
+def _in_tokens(node: ts.Node) -> bool:
+    """An identifier among a macro's tokens that begins a path (followed by `::`, not after `::` or `.`)."""
+    before, after = node.prev_sibling, node.next_sibling
+    return after is not None and after.type == "::" and (before is None or before.type not in ("::", "."))
 
 
 def _imports(root: ts.Node, data: bytes) -> list[ts.Node]:
@@ -111,7 +133,10 @@ def _roots(root: ts.Node, data: bytes) -> list[ts.Node]:
         if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
             continue
         parent = node.parent
-        if parent is not None and parent.type in _SCOPED and parent.child_by_field_name("path") == node:
+        if parent is None:
+            continue
+        scoped = parent.type in _SCOPED and parent.child_by_field_name("path") == node
+        if scoped or (parent.type == "token_tree" and _in_tokens(node)):
             found.append(node)
     return found
 
@@ -155,6 +180,8 @@ def scan_rust(text: str) -> FileScan:
             continue
         if parent.type in _SCOPED or parent.child_by_field_name("name") == ident:
             continue  # a member of another path, or a declaration named like the import
+        if parent.type == "token_tree" and ident.prev_sibling is not None and ident.prev_sibling.type in ("::", "."):
+            continue  # the same among a macro's tokens
         path = bound[ts.text(ident)]
         scan.sites.append(RawSite(path.partition("::")[0], path, *pos(ident), "use"))
     scan.sites.sort(key=lambda s: (s.line, s.col, s.kind, s.symbol))
