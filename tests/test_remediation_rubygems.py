@@ -92,6 +92,14 @@ def test_requirement_excluding_the_target_keeps_its_quotes_and_operator() -> Non
     assert _applied(files, plan)["Gemfile"].splitlines()[2] == "gem \"rails\", '~> 7.0.8'"
 
 
+def test_clauses_keep_their_spacing_and_untouched_ones_their_text() -> None:
+    files = {"Gemfile": "gem 'haml-rails', '~>2.0'\ngem \"json\", \">= 2.0.0\", \"!=2.7.0\"\n"}
+    applied = _applied(files, _plan(files, "haml-rails", "3.0.1"))["Gemfile"]
+    assert applied.splitlines()[0] == "gem 'haml-rails', '~>3.0', '>=3.0.1'"
+    applied = _applied(files, _plan(files, "json", "2.7.2"))["Gemfile"]
+    assert applied.splitlines()[1] == 'gem "json", ">= 2.7.2", "!=2.7.0"'
+
+
 def test_without_a_lockfile_a_loose_lower_bound_is_raised() -> None:
     files = {"Gemfile": 'gem "rails", "~> 5.2.0"\n'}
     plan = _plan(files, "rails", "5.2.8")
