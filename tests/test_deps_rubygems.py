@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
+import tarfile
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from repocontext.deps.common import declared
 from repocontext.deps.gemfile import parse_gemfile, parse_gemspec
-from repocontext.deps.gemfile_lock import parse_gemfile_lock
+from repocontext.deps.gemfile_lock import parse_gemfile_lock, read_lock
 from repocontext.deps.locks import group_of, parse_lock
 from repocontext.gather import gather
 from repocontext.model import Dependency
 from repocontext.probes.dependencies import DependenciesProbe
+from tests.datapaths import CORPUS
 
 GEMFILE = textwrap.dedent('''\
     source "https://rubygems.org"
@@ -201,3 +208,48 @@ def test_dependencies_probe_reads_a_ruby_project(tmp_path: Path) -> None:
     assert sorted((d.file, d.line) for d in deps["rack"]) == [("Gemfile", 5), ("Gemfile.lock", 27),
                                                             ("mygem.gemspec", 2)]
     assert [d.dev for d in deps["rspec-rails"] if d.file == "Gemfile.lock"] == [True]  # the Gemfile's group
+
+
+_BUNDLER_READS = r"""
+require "bundler"
+require "json"
+lock = Bundler::LockfileParser.new(STDIN.read)
+specs = Hash.new { |h, k| h[k] = [] }
+lock.specs.each { |s| specs[[s.name, s.version.to_s]] |= s.dependencies.map(&:name) }
+puts JSON.generate({"specs" => specs.map { |(n, v), d| [n, v, d.sort] }.sort, "direct" => lock.dependencies.keys.sort})
+"""
+
+
+def _bundler_reads(tmp_path: Path, text: str) -> dict[str, list[Any]]:
+    if shutil.which("ruby") is None or subprocess.run(["ruby", "-e", 'require "bundler"'],
+                                                      capture_output=True).returncode != 0:
+        pytest.skip("bundler is not installed (apt-get install -y ruby bundler)")
+    (tmp_path / "Gemfile").write_text("")  # Bundler looks for a project root before it parses anything
+    done = subprocess.run(["ruby", "-e", _BUNDLER_READS], input=text, capture_output=True, text=True, cwd=tmp_path,
+                          check=True)
+    found: dict[str, list[Any]] = json.loads(done.stdout)
+    return found
+
+
+def _ours(text: str) -> dict[str, list[Any]]:
+    lock = read_lock("Gemfile.lock", text, [])
+    return {"specs": sorted([s.name, s.version, sorted(s.deps)] for s in lock.specs.values()),
+            "direct": sorted(lock.direct)}
+
+
+def test_lock_reader_agrees_with_bundlers_own_parser(tmp_path: Path) -> None:
+    """Every locked gem (platform variants as one version), what it depends on, and the DEPENDENCIES, as
+    Bundler::LockfileParser reads them."""
+    assert _ours(LOCK) == _bundler_reads(tmp_path, LOCK)
+
+
+@pytest.mark.skipif(not (CORPUS / "openstreetmap-website.tar.gz").is_file(),
+                    reason="the openstreetmap-website corpus tarball is absent")
+def test_the_corpus_lock_reads_as_bundler_reads_it(tmp_path: Path) -> None:
+    with tarfile.open(CORPUS / "openstreetmap-website.tar.gz") as tar:
+        member = tar.extractfile("openstreetmap-website/Gemfile.lock")
+        assert member is not None
+        text = member.read().decode()
+    ours = _ours(text)
+    assert len(ours["specs"]) == 329 and len(ours["direct"]) == 118
+    assert ours == _bundler_reads(tmp_path, text)
