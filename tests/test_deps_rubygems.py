@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tarfile
@@ -18,6 +19,7 @@ from repocontext.deps.gemfile_lock import parse_gemfile_lock, read_lock
 from repocontext.deps.locks import group_of, parse_lock
 from repocontext.gather import gather
 from repocontext.model import Dependency
+from repocontext.osv.gem_requirements import parse, split
 from repocontext.probes.dependencies import DependenciesProbe
 from tests.datapaths import CORPUS
 
@@ -253,3 +255,54 @@ def test_the_corpus_lock_reads_as_bundler_reads_it(tmp_path: Path) -> None:
     ours = _ours(text)
     assert len(ours["specs"]) == 329 and len(ours["direct"]) == 118
     assert ours == _bundler_reads(tmp_path, text)
+
+
+_BUNDLER_EVALUATES = r"""
+require "bundler"
+require "json"
+dsl = Bundler::Dsl.new
+dsl.eval_gemfile("Gemfile")
+puts JSON.generate(dsl.instance_variable_get(:@dependencies).map { |d|
+  [d.name, d.requirement.as_list, d.groups.map(&:to_s), d.source.nil? ? nil : d.source.class.name.split("::").last] })
+"""
+
+
+def _gemfile_as_bundler_evaluates(tmp_path: Path, text: str) -> dict[str, list[Any]]:
+    """What Bundler's DSL makes of a Gemfile by running it (the oracle; the parser never runs Ruby)."""
+    if shutil.which("ruby") is None or subprocess.run(["ruby", "-e", 'require "bundler"'],
+                                                      capture_output=True).returncode != 0:
+        pytest.skip("bundler is not installed (apt-get install -y ruby bundler)")
+    (tmp_path / "Gemfile").write_text(text)
+    done = subprocess.run(["ruby", "-e", _BUNDLER_EVALUATES], capture_output=True, text=True, cwd=tmp_path,
+                          check=True, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    return {name: [requirement, groups, source] for name, requirement, groups, source in json.loads(done.stdout)}
+
+
+def _gemfile_as_we_read_it(text: str) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for dep in parse_gemfile("Gemfile", text).deps:
+        clauses = parse(split(dep.constraint)) if dep.constraint and "(" not in dep.constraint else []
+        groups = dep.section.removeprefix("group ").split(", ") if dep.section else ["default"]
+        source = {"git": "Git", "github": "Git", "path": "Path"}.get((dep.source or "").split(":")[0])
+        found[dep.name] = [[f"{c.op} {c.version}" for c in clauses] or [">= 0"], groups, source]
+    return found
+
+
+@pytest.mark.parametrize("which", ["fixture", "corpus"])
+def test_gemfile_reads_as_bundler_evaluates_it(tmp_path: Path, which: str) -> None:
+    """Names, requirements, groups and git/path sources as Bundler's DSL gives them; a gem declared under a
+    condition Ruby would decide (`if ENV["CI"]`) is read anyway, and a computed requirement is left unread."""
+    if which == "corpus":
+        if not (CORPUS / "openstreetmap-website.tar.gz").is_file():
+            pytest.skip("the openstreetmap-website corpus tarball is absent")
+        with tarfile.open(CORPUS / "openstreetmap-website.tar.gz") as tar:
+            member = tar.extractfile("openstreetmap-website/Gemfile")
+            assert member is not None
+            text = member.read().decode()
+    else:
+        text = GEMFILE
+    ours, theirs = _gemfile_as_we_read_it(text), _gemfile_as_bundler_evaluates(tmp_path, text)
+    assert set(theirs) <= set(ours) and set(ours) - set(theirs) <= {"only_on_ci"}
+    computed = {"version_from_env"}
+    assert {n: v for n, v in ours.items() if n in theirs and n not in computed} == \
+        {n: v for n, v in theirs.items() if n not in computed}
