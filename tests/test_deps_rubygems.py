@@ -306,3 +306,34 @@ def test_gemfile_reads_as_bundler_evaluates_it(tmp_path: Path, which: str) -> No
     computed = {"version_from_env"}
     assert {n: v for n, v in ours.items() if n in theirs and n not in computed} == \
         {n: v for n, v in theirs.items() if n not in computed}
+
+
+GEMSPEC = textwrap.dedent('''\
+    # -*- encoding: utf-8 -*-
+    Gem::Specification.new do |s|
+      s.name = "mygem".freeze
+      s.version = "0.1.0"
+      s.summary = "t"
+      s.authors = ["t"]
+      s.add_runtime_dependency(%q<nokogiri>.freeze, [">= 1.13", "< 2".freeze])
+      s.add_dependency "rack", "~> 2.2", ">= 2.2.3"
+      s.add_dependency 'thor'
+      s.add_development_dependency "rspec",
+                                   "~> 3.12"
+      s.add_development_dependency("rake", "!= 13.0.1") if RUBY_VERSION >= "2"
+    end
+''')
+
+
+def test_gemspec_reads_as_rubygems_loads_it(tmp_path: Path) -> None:
+    if shutil.which("ruby") is None:
+        pytest.skip("ruby is not installed (apt-get install -y ruby)")
+    (tmp_path / "mygem.gemspec").write_text(GEMSPEC)
+    script = ('require "json"; s = Gem::Specification.load(ARGV[0]); '
+              'puts JSON.generate(s.dependencies.map { |d| [d.name, d.requirement.as_list, d.type.to_s] })')
+    done = subprocess.run(["ruby", "-e", script, str(tmp_path / "mygem.gemspec")], capture_output=True, text=True,
+                          check=True)
+    theirs = sorted(json.loads(done.stdout))
+    ours = sorted([d.name, [f"{c.op} {c.version}" for c in parse(split(d.constraint))] or [">= 0"],
+                   "development" if d.dev else "runtime"] for d in parse_gemspec("mygem.gemspec", GEMSPEC).deps)
+    assert ours == theirs
