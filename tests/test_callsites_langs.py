@@ -156,6 +156,8 @@ def test_mapping_onto_locked_packages() -> None:
         ("Maven", "com.fasterxml.jackson.core:jackson-core"), ("Maven", "com.google.guava:guava"),
         ("Maven", "org.springframework.boot:spring-boot-starter-web"),
         ("Maven", "org.springframework.boot:spring-boot-starter-test"),
+        ("Maven", "com.google.dagger:hilt-core"), ("Maven", "com.google.truth:truth"),
+        ("Maven", "androidx.compose:compose-bom"),
         ("NuGet", "Newtonsoft.Json"), ("NuGet", "Newtonsoft.Json.Bson"), ("npm", "rack")),
         [("Monolog\\", "monolog/monolog"), ("Symfony\\Component\\", "symfony/symfony"),
          ("Symfony\\Component\\HttpFoundation\\", "symfony/http-foundation"), ("Twig_", "twig/twig")])
@@ -170,10 +172,14 @@ def test_mapping_onto_locked_packages() -> None:
     assert [index.match("jvm", s) for s in (
         "com.fasterxml.jackson.databind.ObjectMapper.readValue", "com.fasterxml.jackson.core.JsonParser",
         "com.google.common.collect.ImmutableList", "org.springframework.boot.SpringApplication",
-        "org.springframework.boot.test.context.SpringBootTest", "java.util.List", "com.example.Own")] == [
+        "org.springframework.boot.test.context.SpringBootTest", "java.util.List", "com.example.Own",
+        "com.google.samples.apps.core.Theme", "com.google.common.truth.Truth.assertThat",
+        "androidx.compose.ui.Modifier")] == [
         "com.fasterxml.jackson.core:jackson-databind", "com.fasterxml.jackson.core:jackson-core",
         "com.google.guava:guava", None,  # several starters tie: none is named
-        "org.springframework.boot:spring-boot-starter-test", None, None]
+        "org.springframework.boot:spring-boot-starter-test", None, None,
+        None,  # com.google.dagger is one segment off, but `samples` is no word of hilt-core
+        "com.google.truth:truth", None]  # a BOM holds no code
     assert [index.match("csharp", s) for s in (
         "newtonsoft.json.linq", "Newtonsoft.Json.Bson.BsonReader", "Newtonsoft.JsonX", "System")] == [
         "Newtonsoft.Json", "Newtonsoft.Json.Bson", None, None]

@@ -25,11 +25,16 @@ VIA = {
     "rust": "crate name: the path's first segment is a locked crate's name with '-' written '_'",
     "ruby": "guess: the require path or constant path, with case, '-', '_', '/' and '::' ignored, names a locked gem",
     "php": "composer.lock autoload: the longest PSR-4 / PSR-0 namespace prefix of a locked package",
-    "jvm": "guess: a Maven group id is a package prefix of the import (longest wins, then the artifact whose "
-           "name words appear in the package; a tie names none)",
+    "jvm": "guess: a Maven group id is a package prefix of the import, or one segment off with the artifact's "
+           "name there (longest wins, then the artifact whose name words appear in the package; a tie names none)",
     "csharp": "guess: a NuGet package id is the longest prefix of the namespace (case-insensitive)",
 }
 _FOLD = re.compile(r"[-_/:.]")
+# Java packages whose Maven group id is neither a prefix nor one segment off with the artifact's name in the
+# package (the rules of `PackageIndex._maven`): well-known artifacts only.
+MAVEN_PACKAGES = {"com.google.common.truth": "com.google.truth:truth", "com.google.common": "com.google.guava:guava",
+                  "com.google.gson": "com.google.code.gson:gson",
+                  "org.apache.commons.lang3": "org.apache.commons:commons-lang3"}  # longest first
 
 
 def fold(name: str) -> str:
@@ -121,23 +126,34 @@ class PackageIndex:
         return best[1] if best is not None else None
 
     @cached_property
+    def _maven_names(self) -> frozenset[str]:
+        return frozenset(self.names("Maven"))
+
+    @cached_property
     def _artifacts(self) -> list[tuple[list[str], set[str], str]]:
         """(group id's segments, artifact name words, `group:artifact`) of each locked Maven package."""
         found = []
         for name in self.names("Maven"):
             group, _, artifact = name.partition(":")
             words = {w for w in re.split(r"[-_.]", artifact.lower()) if w} | {artifact.lower().replace("-", "")}
+            if "bom" in words:
+                continue  # a bill of materials holds versions, no code
             found.append((group.split("."), words, name))
         return found
 
     def _maven(self, path: str) -> str | None:
         """The artifact by its group id as a package prefix of `path`. A group id whose last segment differs
-        (`com.fasterxml.jackson.core` for `com.fasterxml.jackson.databind`, `com.google.guava` for
-        `com.google.common`) still counts, below a whole prefix; among equals the artifact whose name words
-        appear in the package past its domain wins (`jackson-databind` for `com.fasterxml.jackson.databind`,
-        `jackson-core` for `com.fasterxml.jackson.core`); a tie left after that is too unsure to name one
-        (`org.springframework.boot.SpringApplication` among several starters: none)."""
+        (`com.fasterxml.jackson.core` for `com.fasterxml.jackson.databind`) counts too, below a whole prefix,
+        when the package's segment in its place is one of the artifact's name words; among equals the
+        artifact whose name words appear in the package past its domain wins (`jackson-databind` for
+        `com.fasterxml.jackson.databind`, `jackson-core` for `com.fasterxml.jackson.core`); a tie left after
+        that is too unsure to name one
+        (`org.springframework.boot.SpringApplication` among several starters: none). `MAVEN_PACKAGES` names
+        a few artifacts these rules cannot find (Guava's `com.google.common`)."""
         segments = path.split(".")
+        for package, artifact in MAVEN_PACKAGES.items():
+            if (path == package or path.startswith(package + ".")) and artifact in self._maven_names:
+                return artifact
         scored: list[tuple[tuple[bool, int, int], str, str]] = []
         for group, words, name in self._artifacts:
             common = 0
@@ -147,7 +163,8 @@ class PackageIndex:
             if common < 2 or not (whole or common == len(group) - 1):
                 continue
             hits = sum(1 for segment in _package_part(segments[2:]) if segment in words)
-            scored.append(((whole, common, hits), ".".join(group), name))
+            if whole or (common < len(segments) and segments[common] in words):
+                scored.append(((whole, common, hits), ".".join(group), name))
         if not scored:
             return None
         best = max(score for score, _, _ in scored)
