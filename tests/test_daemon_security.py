@@ -23,7 +23,7 @@ import pytest
 from conftest import run_cli
 
 from planner.cli.daemon import wait_for_exit
-from planner.daemon.address import socket_path
+from planner.cli.daemon_address import socket_path
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO = {"requirements.txt": "requests==2.31.0\n", "app.py": "import requests\n", "canary.txt": "hello\n",

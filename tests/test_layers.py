@@ -175,9 +175,6 @@ PLANNER_LAYERS: list[list[str]] = [
     ["run"],  # a run: dispatch, the supervisor graph, its stages, gates and flows, the task-class contract
     ["portfolio", "ui", "mcpserver", "cli", "daemon", "__main__"],  # the interfaces
 ]
-# Circles still standing, each with why: the daemon runs the CLI's commands and `planner daemon` (a CLI command)
-# starts and asks the daemon; breaking it moves the console-script entry point out of planner/daemon/client.py.
-KNOWN_CIRCLES = [["cli", "daemon"]]
 
 
 def _unit(module: str) -> str | None:
@@ -217,12 +214,11 @@ def test_no_planner_unit_imports_a_higher_layer() -> None:
 
 
 def test_no_circle_between_planner_units() -> None:
-    """Siblings of a layer may import each other, but not around a circle (the known ones aside)."""
+    """Siblings of a layer may import each other, but not around a circle."""
     graph: dict[str, list[str]] = {unit: [] for layer in PLANNER_LAYERS for unit in layer}
     for source, target, _ in _planner_edges():
         graph[source] = sorted({*graph[source], target})
-    circles = [circle for circle in _cycles(graph) if circle not in KNOWN_CIRCLES]
+    circles = _cycles(graph)
     inside = [f"{where}: {source} imports {target}" for circle in circles for source, target, where in _planner_edges()
               if source in circle and target in circle]
     assert circles == [], "circles between planner/ units:\n" + "\n".join(inside)
-    assert sorted(KNOWN_CIRCLES) == [c for c in _cycles(graph) if c in KNOWN_CIRCLES], "a known circle is gone"

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
+from planner.cli.daemon_address import socket_path
+from planner.cli.daemon_link import ask, start_in_background
 from planner.cli.output import console, emit_json
-from planner.daemon.address import socket_path
-from planner.daemon.client import ask, start_in_background
 from planner.errors import EnvironmentProblem
 
 app = typer.Typer(help="A warm planner process that commands are handed to (skips start-up imports).",

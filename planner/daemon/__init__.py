@@ -11,5 +11,6 @@ as the secret rules, changed since it started), a client confined otherwise (nam
 capabilities, seccomp), a socket that is not surely the user's own, or PLANNER_DAEMON=off: the command runs
 in-process as always.
 
-The client side (`address`, `client`) imports only the standard library: it is what every command pays.
+The client side (`client`, and below it planner/cli/daemon_address.py and daemon_link.py, which `planner
+daemon` uses too) imports only the standard library: it is what every command pays.
 """

@@ -13,7 +13,7 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from planner.daemon.address import RLIMITS
+from planner.cli.daemon_address import RLIMITS
 
 
 def run_forwarded(conn: socket.socket, fds: list[int], header: dict[str, Any]) -> NoReturn:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import os
 import signal
 import struct
@@ -20,62 +19,14 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from planner.daemon.address import IN_PROCESS, MODE_ENV, confinement, project_root, rlimits, socket_path
+from planner.cli.daemon_address import IN_PROCESS, MODE_ENV, confinement, rlimits, socket_path
+from planner.cli.daemon_link import connect, lines, send, start_in_background
 from repocontext.home import make_private
 
 if TYPE_CHECKING:
     import socket
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-def connect(timeout: float | None = None) -> socket.socket | None:
-    """A connection to this checkout's daemon, or None when none is listening."""
-    import socket  # here: PLANNER_DAEMON=off never connects
-
-    path = socket_path()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(path)
-    except OSError:  # no socket file, a refused (dead) one, a path too long: no daemon
-        sock.close()
-        return None
-    return sock
-
-
-def send(sock: socket.socket, header: dict[str, Any], fds: list[int]) -> None:
-    import socket
-
-    payload = json.dumps(header).encode()
-    socket.send_fds(sock, [struct.pack("!Q", len(payload))], fds)
-    sock.sendall(payload)
-
-
-def lines(sock: socket.socket) -> Any:
-    """The server's answer, line by line, until it closes the connection."""
-    buffer = b""
-    while True:
-        chunk = sock.recv(4096)
-        if not chunk:
-            return
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            yield line.decode()
-
-
-def ask(header: dict[str, Any], timeout: float = 5.0) -> str | None:
-    """One control request (ping, stop) and its one-line answer; None when no daemon answers."""
-    sock = connect(timeout)
-    if sock is None:
-        return None
-    with sock:
-        try:
-            send(sock, header, [])
-            return next(iter(lines(sock)), None)
-        except OSError:
-            return None
 
 
 def forward(argv: list[str]) -> int | None:
@@ -174,19 +125,6 @@ def _await(sock: socket.socket, child: list[int], pending: list[int]) -> int | N
         return None  # the daemon went away before taking the command: it has not run
     sys.stderr.write("error: the planner daemon's process for this command ended without an exit status\n")
     return 70
-
-
-def start_in_background(idle: float | None = None) -> None:
-    """Start this checkout's daemon without waiting for it (PLANNER_DAEMON=auto, and `planner daemon start`,
-    which then waits for it to answer)."""
-    import subprocess  # only here: most commands never start one
-
-    # Started from the checkout, not from wherever the user stands: `python -m` puts its folder on the
-    # daemon's import path, and a repository's own modules must never shadow the planner's.
-    idle_args = [] if idle is None else ["--idle", str(idle)]
-    subprocess.Popen([sys.executable, "-m", "planner.daemon.server", *idle_args], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                     cwd=project_root())
 
 
 PLUGIN_LOADER = "pydantic.plugin._loader"

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from planner.daemon.address import code_stamp, confinement, socket_path
+from planner.cli.daemon_address import code_stamp, confinement, socket_path
 from planner.daemon.client import without_pydantic_plugins
 from repocontext.home import make_private
 
