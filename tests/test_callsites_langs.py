@@ -269,13 +269,18 @@ def test_an_edit_updates_incrementally_as_a_fresh_gather(make_repo: Callable[...
     first = gather(repo, probes=probes, cache=cache)
     write_files(repo, {"src/main.rs": "fn main() {\n    serde_json::from_str(\"1\");\n}\n",
                        "app/page.rb": "Rack::Test::Session.new(app)\nNokogiri::XML(x)\n",
-                       "svc/Program.cs": "using Newtonsoft.Json;\nclass P {}\n"})
+                       "svc/Program.cs": "using Newtonsoft.Json;\nclass P {}\n",
+                       "composer.lock": json.dumps({"packages": [  # a new autoload prefix: the layout changes
+                           {"name": "monolog/monolog", "autoload": {"psr-4": {"Monolog\\": "src/Monolog"}}},
+                           {"name": "psr/log", "autoload": {"psr-4": {"Psr\\Log\\": "src"}}}]}),
+                       "web/log.php": "<?php\nclass L implements \\Psr\\Log\\LoggerInterface {}\n"})
     second = gather(repo, previous=first.model_dump(), probes=probes, cache=json.loads(json.dumps(cache)))
     fresh = gather(repo, probes=probes)
     assert second.call_sites == fresh.call_sites
     assert "regex-automata" not in second.call_sites and "util" not in second.call_sites
     assert [s.symbol for s in second.call_sites["nokogiri"].sites] == ["Nokogiri::XML"]
     assert second.call_sites["nokogiri"].via == VIA["ruby"]
+    assert [s.symbol for s in second.call_sites["psr/log"].sites] == ["Psr\\Log\\LoggerInterface"]
 
 
 def test_a_gather_without_these_languages_imports_none_of_their_grammars(make_repo: Callable[..., Path]) -> None:
