@@ -199,6 +199,17 @@ def test_lock_takes_the_gemfile_beside_it() -> None:
     assert group_of("mygem.gemspec") == "*.gemspec" and group_of("Gemfile.lock") == "Gemfile.lock"
 
 
+def test_a_gems_lock_takes_its_gemspecs_development_dependencies() -> None:
+    gemspec = ('Gem::Specification.new do |s|\n  s.add_dependency "rack", "~> 2.2"\n'
+               '  s.add_development_dependency "rspec-rails", "~> 6.0"\nend\n')
+    manifests = {"Gemfile": {".": parse_gemfile("Gemfile", 'source "https://rubygems.org"\ngemspec\n').deps},
+                 "*.gemspec": {".": parse_gemspec("myapp.gemspec", gemspec).deps}}
+    parsed = parse_lock("Gemfile.lock", "Gemfile.lock", LOCK, manifests, set())
+    rows = {name: record for _, name, record in parsed.rows}
+    assert rows["rspec-rails"].get("dev") is True
+    assert rows["rack"].get("dev") is not True and rows["nokogiri"].get("dev") is not True
+
+
 def test_dependencies_probe_reads_a_ruby_project(tmp_path: Path) -> None:
     (tmp_path / "Gemfile").write_text(GEMFILE)
     (tmp_path / "Gemfile.lock").write_text(LOCK)

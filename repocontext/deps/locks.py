@@ -29,8 +29,8 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "npm-shrinkwrap.json": ("npm_lock:parse_package_lock", "package.json"),
     "yarn.lock": ("yarn_lock:parse_yarn_lock", "package.json"),
     "pnpm-lock.yaml": ("pnpm_lock:parse_pnpm_lock", None),
-    "Gemfile.lock": ("gemfile_lock:parse_gemfile_lock", "Gemfile"),
-    "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb"),
+    "Gemfile.lock": ("gemfile_lock:parse_gemfile_lock", "Gemfile|*.gemspec"),  # `gemspec`: its dev gems too
+    "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb|*.gemspec"),
     "Cargo.lock": ("cargo_lock:parse_cargo_lock", "Cargo.toml"),
     "packages.lock.json": ("nuget_lock:parse_packages_lock", "*.csproj"),
     "gradle.lockfile": ("gradle_lock:parse_gradle_lock", "build.gradle|build.gradle.kts"),  # `|`: either serves
