@@ -89,8 +89,13 @@ class PackageIndex:
             return self._ruby(ident)
         if language == "php":
             return self._php(ident)
-        if language == "jvm":
-            return self._maven(ident)
+        if language == "jvm":  # decided by the package alone: asked once per package, not per class or member
+            package = ".".join(_package_part(ident.split("."))) or ident
+            memo = self.__dict__.setdefault("_by_package", {})
+            if package not in memo:
+                memo[package] = self._maven(package)
+            found: str | None = memo[package]
+            return found
         return self._nuget(ident) if language == "csharp" else None
 
     @cached_property
