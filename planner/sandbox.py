@@ -177,9 +177,23 @@ def _bindable(path: Path, protected: list[Path]) -> bool:
     return not any(real == Path(s) or real.is_relative_to(s) for s in SYSTEM)  # already there
 
 
+def shim_roots(path_value: str) -> dict[str, str]:
+    """`PYENV_ROOT`-style variables for the version managers whose shims are on PATH (pyenv, rbenv, nodenv…):
+    a shim execs `ROOT/libexec/TOOL`, which finds its interpreters through `ROOT` (by default under a $HOME the
+    sandbox does not have), so the root is bound read-only and named."""
+    roots: dict[str, str] = {}
+    for entry in (Path(p) for p in path_value.split(os.pathsep) if p):
+        root = entry.parent
+        if entry.name == "shims" and (root / "libexec").is_dir() and root.name.lstrip(".").isalnum():
+            roots.setdefault(f"{root.name.lstrip('.').upper()}_ROOT", str(root))
+    return roots
+
+
 def _tool_dirs(path_value: str) -> list[Path]:
-    """Read-only extras: PATH's folders, the running Python's prefixes, PLANNER_SANDBOX_RO."""
+    """Read-only extras: PATH's folders (and the version managers' roots of its shims), the running Python's
+    prefixes, PLANNER_SANDBOX_RO."""
     wanted = [Path(p) for p in path_value.split(os.pathsep) if p]
+    wanted += [Path(p) for p in shim_roots(path_value).values()]
     wanted += [Path(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
     wanted += [Path(p) for p in os.environ.get("PLANNER_SANDBOX_RO", "").split(os.pathsep) if p]
     protected = _protected()
@@ -213,6 +227,7 @@ def environment(step: Step) -> dict[str, str]:
         names += [n for n in host if n.startswith(pattern[:-1])] if pattern.endswith("*") else [pattern]
     env = {n: host[n] for n in names if n in host and not SECRET_NAME.search(n)}
     env.update({"PATH": host.get("PATH") or "/usr/bin:/bin", "HOME": SANDBOX_HOME, "TMPDIR": "/tmp"})
+    env.update(shim_roots(env["PATH"]))
     env.update({k: v for k, v in (step.env or {}).items() if not SECRET_NAME.search(k)})
     return env
 
