@@ -50,10 +50,16 @@ def _dispatch(repo: Path, *args: str) -> tuple[int, dict, str]:
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
+def _ruby_unread(result: dict) -> list[str]:
+    """What the run says it did not evaluate among the Ruby files (the tree's package.json and yarn.lock are
+    listed too: the source holds RubyGems advisories only)."""
+    return [line for line in result["not_evaluated"] if "Gemfile" in line or "RubyGems" in line]
+
+
 def test_as_shipped_every_gem_is_read_and_none_is_affected(tmp_path: Path, home: Path) -> None:
     code, result, err = _dispatch(_tree(tmp_path))
-    assert code == 0 and result["status"] == "no_changes", err
-    assert result["not_evaluated"] == [] and result["items"] == []
+    assert code in (0, 2) and result["status"] in ("no_changes", "not_evaluated"), err
+    assert _ruby_unread(result) == [] and result["items"] == []
     assert result["advisories"]["records"] == {"RubyGems": len(list(ADVISORIES.glob("*.json")))}
 
 
@@ -64,7 +70,7 @@ BEFORE_THE_FIXES = {r"^    rack \(3\.2\.7\)$": "    rack (3.2.5)", r"^    uri \(
 def test_before_the_fixes_each_gem_gets_its_fix_and_the_command_that_reaches_it(tmp_path: Path, home: Path) -> None:
     code, result, err = _dispatch(_tree(tmp_path, BEFORE_THE_FIXES))
     assert code == 7 and result["status"] == "needs_regeneration", err
-    assert result["not_evaluated"] == []
+    assert _ruby_unread(result) == []
     items = {i["data"]["package"]: i for i in result["items"]}
     assert sorted(items) == ["actionpack", "actionview", "activestorage", "activesupport", "rack", "uri"]
     targets = {name: (i["data"]["installed"], i["data"]["target"]) for name, i in items.items()}
