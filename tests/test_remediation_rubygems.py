@@ -266,3 +266,18 @@ def test_a_gem_pinning_its_parts_exactly_is_updated_with_them(tmp_path: Path) ->
         subprocess.run([*words, "--local"], cwd=app, capture_output=True, text=True, env=env)
         after = (app / "Gemfile.lock").read_text()
         assert (still_below("Gemfile.lock", after, "RubyGems", "tinyframe", "1.0.2") == []) is reaches, words
+
+
+def test_an_unreachable_gem_server_reads_as_a_network_failure(tmp_path: Path) -> None:
+    """What Bundler prints when it cannot reach the gem server (a .invalid host never resolves) is told apart
+    from a failed build."""
+    from subgraphs.vulnerability_remediation.regenerate import classify
+
+    env = _bundler_env(tmp_path)
+    (tmp_path / "Gemfile").write_text('source "https://gems.invalid"\ngem "rack"\n')
+    (tmp_path / "Gemfile.lock").write_text(LOCK.replace("https://rubygems.org/", "https://gems.invalid/"))
+    done = subprocess.run(["bundle", "lock", "--update", "rack", "--conservative"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode != 0
+    assert classify("bundle", done.returncode, done.stdout + done.stderr).startswith(
+        "the package index could not be reached (bundle exited")
