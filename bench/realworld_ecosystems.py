@@ -65,21 +65,24 @@ def _entries(record: dict[str, Any], ecosystem: str, package: str) -> Iterator[d
 
 
 def _range_affects(ecosystem: str, events: list[dict[str, Any]], v: Any) -> bool:
+    """Events read as written, in pairs: each `introduced` opens an interval that the next `fixed` (exclusive) or
+    `last_affected` (inclusive) closes. A pair whose end is not above its start is empty: RubySec and
+    FriendsOfPHP records converted to OSV write e.g. introduced 3.1, fixed 3.1.0.rc6 for "patched from
+    3.1.0.rc6", which the advisory's own patched_versions say affects nothing (ruby agrees)."""
     zero = version(ecosystem, "0.0.0") if ecosystem in ("crates.io", "npm") else version(ecosystem, "0")
-    starts = [x for e in events if "introduced" in e
-              for x in [zero if str(e["introduced"]) == "0" else version(ecosystem, e["introduced"])]
-              if x is not None and x <= v]
-    if not starts:
-        return False
-    start = max(starts)
+    start: Any = None
     for e in events:
-        fixed = version(ecosystem, e["fixed"]) if "fixed" in e else None
-        if fixed is not None and start < fixed <= v:
-            return False
-        last = version(ecosystem, e["last_affected"]) if "last_affected" in e else None
-        if last is not None and start <= last < v:
-            return False
-    return True
+        if "introduced" in e:
+            start = zero if str(e["introduced"]) == "0" else version(ecosystem, e["introduced"])
+            continue
+        end_key = "fixed" if "fixed" in e else "last_affected" if "last_affected" in e else None
+        end = version(ecosystem, e[end_key]) if end_key else None
+        if start is None or end is None:
+            continue
+        if start < end and start <= v and (v < end if end_key == "fixed" else v <= end):
+            return True
+        start = None
+    return start is not None and start <= v  # an interval never closed
 
 
 def affects(record: dict[str, Any], ecosystem: str, package: str, text: str) -> bool:
