@@ -1,9 +1,12 @@
 """bench/realworld.py part 3: vulnerability-remediation in every ecosystem beyond PyPI, one dispatch per case.
 
 Cases: bench/cases/<ecosystem>.json, each {"tarball", "lockfile", "package", "from", "to", "allow_major",
-"advisories", optional "advisories_dir" (relative to the repo root; default ../shared/advisories/<ecosystem>)}:
-a locked package of a real tree (../shared/corpus/<tarball>) that real advisories affect. Each tarball is
-unpacked and committed once; per case the tree is forced clean and
+"advisories", optional "advisories_dir" (relative to the repo root; default ../shared/advisories/<ecosystem>),
+optional "rewind" [{"file", "old", "new"}] and "capped_by", optional "history" (where the rewound version is
+read from, or "rewound" when no earlier lock of the project could be read)}: a locked package of a real tree
+(../shared/corpus/<tarball>) that real advisories affect. Each tarball is unpacked and committed once; per case
+the tree is forced clean, its "rewind" edits (exact text, each found exactly once; a tree whose published locks
+are clean is taken back to the state before a real security bump) are committed, and
 
     python -m planner dispatch vulnerability-remediation --repo TREE --advisories DIR --input package=NAME
         [--input allow_major=true] --json
@@ -15,7 +18,10 @@ and SEMVER ranges, `versions` lists):
 - right: the run's target (item data.target) is the lowest version the records name above `from` that no
   record affects, same major first;
 - applies: `git apply --check` of the patch on the clean tree (no patch: "-");
-- regeneration named: a needs_regeneration item names a command (its blockers' fix).
+- regeneration named: a needs_regeneration item names a command (its blockers' fix);
+- capped (case "capped_by": PARENT): the fix lies outside what PARENT allows, so the case is right when the run
+  names PARENT (a blocked or needs_regeneration item whose hints or blockers say it) and no command that cannot
+  reach the target (`cargo update -p NAME --precise`, `bundle lock --update NAME`, … for the package itself).
 Prints a table per ecosystem and a summary row per ecosystem: right/wrong/false-nothing-to-do/applies.
 """
 
@@ -129,10 +135,54 @@ def load_records(folder: Path, ecosystem: str) -> list[dict[str, Any]]:
     return records
 
 
+def rewound(text: str, edits: list[dict[str, str]], file: str) -> str:
+    """`text` (the tree's `file`) with the case's rewind edits for that file; each old text must occur once."""
+    for edit in (e for e in edits if e["file"] == file):
+        if text.count(edit["old"]) != 1:
+            raise ValueError(f"rewind of {file}: {edit['old'][:60]!r} occurs {text.count(edit['old'])} times")
+        text = text.replace(edit["old"], edit["new"])
+    return text
+
+
+def rewind(tree: Path, edits: list[dict[str, str]]) -> None:
+    """Commit the rewind edits on the clean tree (undone by the next case's forced checkout of `base`)."""
+    for file in sorted({e["file"] for e in edits}):
+        path = tree / file
+        path.write_text(rewound(path.read_text(encoding="utf-8"), edits, file), encoding="utf-8")
+    git(tree, "add", "--", *sorted({e["file"] for e in edits}))
+    git(tree, "commit", "-q", "-m", "rewind to the state before a security bump")
+
+
+def _said(item: dict[str, Any]) -> str:
+    """What an item tells the user (blockers, plan notes, regeneration commands), one text to search; not its
+    data, whose dependency paths name every parent whether or not the run points at it."""
+    return json.dumps({k: item.get(k) for k in ("error", "blockers", "plan_data", "notes")})
+
+
+def named_commands(item: dict[str, Any]) -> list[str]:
+    """The commands an item tells the user to run: its blockers' fixes and its plan's regeneration commands."""
+    regenerate = (item.get("plan_data") or {}).get("regenerate") or []
+    return sorted({str(b["fix"]) for b in item.get("blockers") or [] if b.get("fix")}
+                  | {str(r["command"]) for r in regenerate if isinstance(r, dict) and r.get("command")})
+
+
+def capped_right(item: dict[str, Any], status: str, package: str, parent: str) -> bool:
+    """A capped fix is right when the run names the parent and names no command on the package itself."""
+    if status not in ("blocked", "needs_regeneration"):
+        return False
+    said = _said(item)
+    commands = named_commands(item)
+    unreachable = [c for c in commands if package.lower() in c.lower() and parent.lower() not in c.lower()]
+    return parent.lower() in said.lower() and not unreachable
+
+
 def run_case(ecosystem: str, case: dict[str, Any], tree: Path, advisories: Path, records: list[dict[str, Any]],
              work: Path, args: argparse.Namespace) -> dict[str, Any]:
-    git(tree, "checkout", "-q", "--force", "HEAD")
+    git(tree, "checkout", "-q", "--force", "base")
     git(tree, "clean", "-q", "-fdx")
+    if case.get("rewind"):
+        git(tree, "checkout", "-q", "-B", "case", "base")
+        rewind(tree, case["rewind"])
     package, current = case["package"], case["from"]
     command = ["vulnerability-remediation", "--repo", str(tree), "--advisories", str(advisories),
                "--input", f"package={package}"]
@@ -151,10 +201,13 @@ def run_case(ecosystem: str, case: dict[str, Any], tree: Path, advisories: Path,
     patch = result.get("patch") or ""
     applies = apply_check(tree, patch, work / "case.patch")[0] if patch else None
     commands = [b.get("fix") for b in item.get("blockers") or [] if b.get("fix")]
+    parent = case.get("capped_by")
+    right = capped_right(item, status, package, parent) if parent else bool(target) and target == expected
     return {"ecosystem": ecosystem, "package": package, "from": current, "status": status, "target": target,
             "expected": expected, "case_to": case.get("to"), "affected_by": affected,
-            "false_nothing": bool(affected) and status in NOTHING, "right": bool(target) and target == expected,
+            "false_nothing": bool(affected) and status in NOTHING, "right": right, "capped_by": parent,
             "applies": applies, "regenerate": commands if status == "needs_regeneration" else [],
+            "commands": named_commands(item),
             "produced": status in PRODUCED, "seconds": round(run.seconds, 2)}
 
 
@@ -179,6 +232,7 @@ def ecosystems(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
                 continue
             if case["tarball"] not in trees:
                 trees[case["tarball"]] = unpack(archive, work / case["tarball"].split(".")[0], case["tarball"])
+                git(trees[case["tarball"]], "branch", "-f", "base", "HEAD")
             records = load_records(advisories, ecosystem)
             results.append(run_case(ecosystem, case, trees[case["tarball"]], advisories, records, work, args))
             r = results[-1]

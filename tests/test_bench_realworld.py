@@ -4,7 +4,9 @@ version in a release line (records written here; no corpus needed)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
+import tarfile
 from pathlib import Path
 from types import ModuleType
 
@@ -105,3 +107,102 @@ def test_patched_versions_and_install_lines(rw: ModuleType) -> None:
     assert rw.dropped_packages(dockerfile, new, migration, []) == [
         "libpq-dev: mapped to postgresql-dev but postgresql-dev is in no new apk add",
         "curl: unmapped (no Wolfi package known)"]
+
+
+# bench/realworld_ecosystems.py: its own OSV reading on real records, and the well-formedness of its cases
+
+ECOSYSTEMS_BENCH = BENCH.parent / "realworld_ecosystems.py"
+ROOT = BENCH.parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="module")
+def eco() -> ModuleType:
+    sys.path.insert(0, str(BENCH.parent))
+    spec = importlib.util.spec_from_file_location("bench_realworld_ecosystems", ECOSYSTEMS_BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _shared_record(ecosystem: str, name: str) -> dict[str, object]:
+    path = SHARED / "advisories" / ecosystem / name
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (the shared advisories corpus is not here)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_judge_reads_a_real_rustsec_record(eco: ModuleType) -> None:
+    # RUSTSEC-2021-0093 (crossbeam-deque): < 0.7.4, and 0.8.0 … < 0.8.1 (SEMVER, introduced "0.0.0-0")
+    record = _shared_record("crates.io", "RUSTSEC-2021-0093.json")
+    assert eco.affects(record, "crates.io", "crossbeam-deque", "0.7.3")
+    assert not eco.affects(record, "crates.io", "crossbeam-deque", "0.7.4")
+    assert eco.affects(record, "crates.io", "crossbeam-deque", "0.8.0")
+    assert not eco.affects(record, "crates.io", "crossbeam-deque", "0.8.1")
+    assert not eco.affects(record, "crates.io", "crossbeam-epoch", "0.8.0")
+    assert eco.lowest_unaffected([record], "crates.io", "crossbeam-deque", "0.8.0") == "0.8.1"
+    assert eco.lowest_unaffected([record], "crates.io", "crossbeam-deque", "0.6.3") == "0.7.4"
+
+
+def test_judge_reads_a_real_rubysec_record(eco: ModuleType) -> None:
+    # CVE-2024-47889 (actionmailer): 3.0.0 … < 6.1.7.9, 6.1.8 … < 7.0.8.5, 7.1 … < 7.1.4.1, 7.2 … < 7.2.1.1
+    record = _shared_record("RubyGems", "RUBYSEC-CVE-2024-47889.json")
+    assert eco.affects(record, "RubyGems", "actionmailer", "7.1.4")
+    assert not eco.affects(record, "RubyGems", "actionmailer", "7.1.4.1")  # Gem::Version: 7.1.4.1 > 7.1.4
+    assert not eco.affects(record, "RubyGems", "actionmailer", "2.3.18")
+    assert not eco.affects(record, "RubyGems", "actionmailer", "8.0.0")
+    assert eco.lowest_unaffected([record], "RubyGems", "actionmailer", "7.1.3") == "7.1.4.1"
+    assert eco.lowest_unaffected([record], "RubyGems", "actionmailer", "6.1.7.8") == "6.1.7.9"
+
+
+def test_rewound_replaces_exactly_once(eco: ModuleType) -> None:
+    edits = [{"file": "Cargo.lock", "old": 'version = "1.13.1"', "new": 'version = "1.5.4"'}]
+    assert eco.rewound('a\nversion = "1.13.1"\n', edits, "Cargo.lock") == 'a\nversion = "1.5.4"\n'
+    assert eco.rewound("untouched", edits, "other") == "untouched"
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        eco.rewound('version = "1.13.1"\nversion = "1.13.1"\n', edits, "Cargo.lock")
+
+
+def test_capped_case_is_right_only_when_the_parent_is_named_and_no_unreachable_command(eco: ModuleType) -> None:
+    named = {"blockers": [{"message": "upgrade cc to a release that allows shlex 1.3.0"}],
+             "plan_data": {"regenerate": []}, "data": {"package": "shlex"}}
+    assert eco.capped_right(named, "blocked", "shlex", "cc")
+    assert not eco.capped_right(named, "succeeded", "shlex", "cc")
+    unreachable = {**named, "plan_data": {"regenerate": [{"command": "cargo update -p shlex --precise 1.3.0"}]}}
+    assert not eco.capped_right(unreachable, "needs_regeneration", "shlex", "cc")
+    # a parent named only in the dependency path (data) is not named to the user
+    silent = {"blockers": [], "data": {"declarations": [{"path": ["cc", "shlex"]}]}}
+    assert not eco.capped_right(silent, "blocked", "shlex", "cc")
+
+
+def _case_files() -> list[Path]:
+    return sorted((ROOT / "bench" / "cases").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.stem)
+def test_bench_cases_are_well_formed(path: Path) -> None:
+    cases = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(cases, list)
+    for case in cases:
+        assert {"tarball", "package", "from", "advisories"} <= set(case), case
+        assert isinstance(case.get("allow_major", False), bool)
+        if case.get("advisories_dir"):
+            assert (ROOT / case["advisories_dir"]).is_dir(), case["advisories_dir"]
+        rewinds = case.get("rewind") or []
+        assert all(set(e) == {"file", "old", "new"} and e["old"] != e["new"] for e in rewinds), case
+        if not rewinds:
+            continue
+        archive = SHARED / "corpus" / case["tarball"]
+        if not archive.is_file():
+            pytest.skip(f"{archive} is absent (the shared corpus is not here)")
+        with tarfile.open(archive) as tar:
+            names = tar.getnames()
+            top = {n.split("/")[0] for n in names}
+            prefix = f"{top.pop()}/" if len(top) == 1 and any("/" in n for n in names) else ""
+            for edit in rewinds:
+                member = tar.extractfile(prefix + edit["file"])
+                assert member is not None, edit["file"]
+                text = member.read().decode("utf-8")
+                assert text.count(edit["old"]) == 1, (case["package"], edit["file"], edit["old"][:60])
