@@ -41,6 +41,9 @@ from repocontext.osvsnapshot import Snapshot
 DEFAULT_SOURCE = "https://osv-vulnerabilities.storage.googleapis.com"
 # The ecosystems whose manifests and lockfiles the planner evaluates (one list: repocontext.deps.files).
 DEFAULT_ECOSYSTEMS = tuple(e for e in osvsnapshot.KNOWN_ECOSYSTEMS if e in EVALUATED_ECOSYSTEMS)
+# The defaults before crates.io, RubyGems, Packagist, Maven and NuGet were read: a snapshot holding all of these was
+# synced by default (or wider), so a bare sync adds the ecosystems read since; one narrower was chosen, and is kept.
+FIRST_DEFAULTS = frozenset({"PyPI", "npm", "Go"})
 TIMEOUT_S = 60.0  # per socket operation: a stalled server fails the sync instead of hanging it
 CHUNK = 1 << 16
 PARTIAL = ".download-"  # a temporary download's prefix: one a killed sync left is removed by the next
@@ -97,10 +100,10 @@ class _Verified(NamedTuple):
 
 def sync(home: Path, ecosystems: Sequence[str] = (), source: str = DEFAULT_SOURCE,
          progress: Progress | None = None, full: bool = False) -> Snapshot:
-    """Download, verify and switch to a new snapshot of `ecosystems` (default: those already synced, else
-    DEFAULT_ECOSYSTEMS); ecosystems not named keep their zips. One synced before from `source` is updated
-    from the records changed since when they are few (module docstring), unless `full`. Raises a one-line
-    PlannerError, the old snapshot untouched, when any ecosystem cannot be fetched or verified."""
+    """Download, verify and switch to a new snapshot of `ecosystems` (default: `_defaults`); ecosystems not
+    named keep their zips. One synced before from `source` is updated from the records changed since when they
+    are few (module docstring), unless `full`. Raises a one-line PlannerError, the old snapshot untouched, when
+    any ecosystem cannot be fetched or verified."""
     source = _base(source)
     where = osvsnapshot.folder(home)
     where.mkdir(parents=True, exist_ok=True)
@@ -131,11 +134,22 @@ def _base(source: str) -> str:
 def _wanted(ecosystems: Sequence[str], previous: Snapshot | None) -> list[str]:
     names = [osvsnapshot.canonical(e) for e in ecosystems if e.strip()]
     if not names:
-        names = sorted(previous.ecosystems) if previous and previous.ecosystems else list(DEFAULT_ECOSYSTEMS)
+        names = _defaults(previous)
     for name in names:
         if "/" in name or "\\" in name or name.startswith("."):
             raise PlannerError(f"--ecosystem {name!r} is not an ecosystem name (e.g. PyPI, npm, Go, crates.io)")
     return list(dict.fromkeys(names))
+
+
+def _defaults(previous: Snapshot | None) -> list[str]:
+    """What a sync naming no ecosystem fetches: DEFAULT_ECOSYSTEMS the first time; after, those synced before,
+    with the default ecosystems added unless the snapshot was narrowed below FIRST_DEFAULTS."""
+    if not previous or not previous.ecosystems:
+        return list(DEFAULT_ECOSYSTEMS)
+    synced = sorted(previous.ecosystems)
+    if not set(synced) >= FIRST_DEFAULTS:
+        return synced
+    return [*synced, *(name for name in DEFAULT_ECOSYSTEMS if name not in previous.ecosystems)]
 
 
 @contextmanager

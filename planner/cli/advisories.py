@@ -51,8 +51,9 @@ class _Lines:
 @app.command("sync")
 def sync_command(
     ecosystems: Annotated[list[str] | None, typer.Option(
-        "--ecosystem", help="An OSV ecosystem (PyPI, npm, Go, crates.io…); repeatable. Default: those synced "
-                            "before, else PyPI, npm and Go.")] = None,
+        "--ecosystem", help="An OSV ecosystem (PyPI, npm, Go, crates.io…); repeatable. Default: every ecosystem "
+                            "the planner reads, added to those synced before (a snapshot narrowed below PyPI, npm "
+                            "and Go stays as it is).")] = None,
     source: Annotated[str | None, typer.Option(
         help="The bucket: SOURCE/ECOSYSTEM/all.zip (default: osv.dev's public bucket).")] = None,
     full: Annotated[bool, typer.Option(
