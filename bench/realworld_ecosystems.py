@@ -14,7 +14,8 @@ are clean is taken back to the state before a real security bump) are committed,
 runs. Judged apart from the tool, by this file's own reading of the OSV records (univers orderings, ECOSYSTEM
 and SEMVER ranges, `versions` lists):
 - affected: some record affects `from` (the bench's reading); the run must not say "nothing to do"
-  (no_changes / not_affected / not_evaluated for an affected package is a *false nothing-to-do*);
+  (no_changes / not_affected for an affected package is a *false nothing-to-do*; not_evaluated, which says
+  what it could not read, is counted apart: not right, not false);
 - right: the run's target (item data.target) is the lowest version the records name above `from` that no
   record affects, same major first;
 - applies: `git apply --check` of the patch on the clean tree (no patch: "-");
@@ -41,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realworld_common import CORPUS, PRODUCED, ROOT, apply_check, git, run_dispatch, table, unpack
 
 CASES = ROOT / "bench" / "cases"
-NOTHING = ("no_changes", "not_affected", "not_evaluated", "skipped")
+NOTHING = ("no_changes", "not_affected", "skipped")  # not_evaluated says it could not look: honest, not right
 _CLASSES = {"crates.io": "SemverVersion", "npm": "SemverVersion", "RubyGems": "RubygemsVersion",
             "Packagist": "ComposerVersion", "Maven": "MavenVersion", "NuGet": "NugetVersion",
             "Go": "GolangVersion"}
@@ -244,10 +245,12 @@ def ecosystems(corpus: Path, work: Path, args: argparse.Namespace) -> dict[str, 
         patched = [r for r in results if r["applies"] is not None]
         rows.append([ecosystem, len(results), sum(r["right"] for r in results),
                      sum(not r["right"] for r in results), sum(r["false_nothing"] for r in results),
+                     sum(r["status"] == "not_evaluated" for r in results),
                      f"{sum(bool(r['applies']) for r in patched)}/{len(patched)}",
                      sum(bool(r["regenerate"]) for r in results)])
     print()
-    print(table(["ecosystem", "cases", "right", "wrong", "false nothing-to-do", "patches apply", "regen named"],
+    print(table(["ecosystem", "cases", "right", "wrong", "false nothing-to-do", "not evaluated", "patches apply",
+                 "regen named"],
                 rows))
     for results in figures.values():
         for r in results:

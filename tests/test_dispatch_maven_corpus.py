@@ -53,15 +53,16 @@ def _applies(repo: Path, patch: str) -> None:
     assert check.returncode == 0, check.stderr
 
 
-def test_petclinic_as_published_is_evaluated_and_clean(tmp_path: Path, home: Path) -> None:
+def test_petclinic_as_published_says_what_it_could_not_check(tmp_path: Path, home: Path) -> None:
     repo = _tree(tmp_path, "spring-petclinic.tar.gz")
     code, result, err = _dispatch(repo)
-    assert code == 0 and result["status"] == "no_changes", err
-    assert result["not_evaluated"] == []
-    # the Spring Boot parent (outside the repository) sets most versions: the report says what was not checked
+    # the Spring Boot parent (outside the repository) sets most versions: not green, and said per file
+    assert code == 2 and result["status"] == "not_evaluated", err
+    pom = next(line for line in result["not_evaluated"] if line.startswith("not evaluated: pom.xml ("))
+    assert pom.startswith("not evaluated: pom.xml (21 Maven packages whose version a parent POM, BOM or platform "
+                          "outside the repository sets: com.github.ben-manes.caffeine:caffeine, ")
     report = Path(result["report_path"]).read_text()
-    assert ("21 declared packages have no version the repository sets (a parent POM, BOM or platform outside it "
-            "decides it), so they were not checked: com.github.ben-manes.caffeine:caffeine") in report
+    assert f"- {pom}" in report
 
 
 def test_petclinic_property_pin_is_moved_at_its_property(tmp_path: Path, home: Path) -> None:
@@ -98,11 +99,13 @@ def test_petclinic_gradle_variable_pin(tmp_path: Path, home: Path) -> None:
     assert '+ext.protobufVersion = "3.25.5"' in result["patch"]
 
 
-def test_nowinandroid_as_published_is_evaluated_and_clean(tmp_path: Path, home: Path) -> None:
+def test_nowinandroid_as_published_names_the_platform_managed_libraries(tmp_path: Path, home: Path) -> None:
     repo = _tree(tmp_path, "nowinandroid.tar.gz")
     code, result, err = _dispatch(repo)
-    assert code == 0 and result["status"] == "no_changes", err
-    assert result["not_evaluated"] == []
+    # Compose and Firebase BOMs (platforms outside the repository) version some libraries: those are not checked
+    assert code == 2 and result["status"] == "not_evaluated", err
+    assert "not evaluated: sync/work/build.gradle.kts (1 Maven package whose version a parent POM, BOM or platform " \
+           "outside the repository sets: com.google.firebase:firebase-messaging)" in result["not_evaluated"]
 
 
 def test_nowinandroid_catalog_pin_in_the_same_release_line(tmp_path: Path, home: Path) -> None:
