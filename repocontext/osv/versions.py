@@ -2,12 +2,15 @@
 
 The orderings ("schemes"):
 - `pep440` for PyPI: `packaging.version.Version`.
-- `gem`, `composer`, `nuget` for RubyGems, Packagist and NuGet: aboutcode's `univers`
-  (RubygemsVersion: Gem::Version's segments; ComposerVersion; NugetVersion: NuGet's SemVer with a fourth
-  part), imported when such a version is first ordered (~70 ms). The hypothesis tests hold each to the
-  ecosystem's own tool where Debian has it.
+- `gem`, `nuget` for RubyGems and NuGet: aboutcode's `univers`
+  (RubygemsVersion: Gem::Version's segments; NugetVersion: NuGet's SemVer with a fourth part), imported
+  when such a version is first ordered (~70 ms).
 - `maven` for Maven: Maven's ComparableVersion, rewritten in repocontext/osv/maven_versions.py (univers'
   MavenVersion misorders `3.2.1.SP1` and `1.0.RC1` against `-SNAPSHOT` versions).
+- `composer` for Packagist: Composer's own normalisation and PHP's version_compare
+  (repocontext/osv/composer_versions.py; univers' ComposerVersion reads SemVer, which misorders real
+  advisories' `2.3.2-p2`, `1.14.4.1` and `RC` vs `beta`).
+  The hypothesis tests hold each to the ecosystem's own tool where Debian has it.
 - `semver` for npm, Go, crates.io, Hex, Pub and every `SEMVER`-typed range: SemVer 2
   precedence (build metadata ignored; prerelease identifiers numeric < alphanumeric,
   fewer < more). A leading `v` or `=` and surrounding spaces are tolerated, and
@@ -41,8 +44,7 @@ _SEMVER_ECOSYSTEMS = frozenset({"npm", "go", "crates.io", "hex", "pub"})
 # Ecosystem (case-folded) → its univers scheme; univers' class names for each.
 _UNIVERS_ECOSYSTEMS: dict[str, Scheme] = {"rubygems": "gem", "packagist": "composer", "maven": "maven",
                                           "nuget": "nuget"}
-_UNIVERS_CLASSES = {"gem": "RubygemsVersion", "composer": "ComposerVersion", "maven": "MavenVersion",
-                    "nuget": "NugetVersion"}
+_UNIVERS_CLASSES = {"gem": "RubygemsVersion", "maven": "MavenVersion", "nuget": "NugetVersion"}
 # What makes a version a pre-release in each: Gem::Version#prerelease? (any letter); Composer's stability
 # flags; Maven's qualifiers below a release (SNAPSHOT, alpha, beta, milestone, rc, cr); NuGet's `-label`.
 _PRERELEASE = {
@@ -99,6 +101,8 @@ def sort_key(scheme: Scheme, version: str) -> Any:
             raise InvalidVersion(f"invalid PEP 440 version {version!r}") from exc
     if scheme == "semver":
         return _semver_key(_semver(version))
+    if scheme == "composer":
+        return _composer(version)
     if scheme == "maven":
         return _maven(version)
     if scheme in _UNIVERS_CLASSES:
@@ -139,12 +143,21 @@ def release_line(scheme: Scheme, version: str) -> tuple[int, ...]:
         return (*release, 0)[:2]
     if scheme == "semver":
         return (_semver(version).major,)
-    if scheme in _UNIVERS_CLASSES:  # the major: the first number (Gem, Composer, Maven and NuGet alike)
+    if scheme in _UNIVERS_CLASSES or scheme == "composer":  # the major: the first number (all alike)
         sort_key(scheme, version)
         first = re.match(r"\D*(\d+)", version)
         return (int(first.group(1)) if first else 0,)
     numbers = [value for kind, value, _ in sort_key(scheme, version) if kind == 2]
     return (numbers[0] if numbers else 0,)
+
+
+def _composer(version: str) -> Any:
+    from repocontext.osv import composer_versions
+
+    try:
+        return composer_versions.key(version)
+    except composer_versions.ComposerVersionError as exc:
+        raise InvalidVersion(str(exc)) from exc
 
 
 def _maven(version: str) -> Any:
