@@ -88,3 +88,24 @@ def test_a_package_filter_with_no_finding_says_why(home: Path, make_repo: Callab
     state = _dispatch(repo, advisories, package="flask")
     assert state["status"] == "no_changes" and state["outcomes"] == []
     assert "no vulnerable package matches package=flask; the gather found: django (PyPI)" in state["report"]
+
+
+def test_a_transitive_package_is_fixed_through_its_hint_not_by_hand() -> None:
+    """A package no manifest declares has no declaration to change: the blocker's fix is the hint (its parent,
+    or the ecosystem's override), not "change the declaration by hand"."""
+    from repocontext.model import Dependency
+    from subgraphs.vulnerability_remediation.lockfiles import transitive_only
+    from subgraphs.vulnerability_remediation.model import UpgradePlan
+
+    upgrade = UpgradePlan(ecosystem="PyPI", package="urllib3", target="1.26.18")
+    locked = Dependency(ecosystem="PyPI", name="urllib3", version="1.26.5", direct=False, path=["requests"],
+                        file="poetry.lock", line=40, kind="lockfile")
+    transitive_only(upgrade, [locked])
+    item = WorkItem(id="PyPI:urllib3", title="urllib3", data={"package": "urllib3"})
+    plan = Plan(summary="Upgrade urllib3 1.26.5 → 1.26.18", source="recipe", data={"skipped": upgrade.skipped})
+    result = ItemResult(item=item, status="no_changes", plan=plan.model_dump())
+    never_unchanged(result)
+    [blocker] = result.blockers
+    assert blocker.kind == "not-edited" and blocker.file == "poetry.lock"
+    assert blocker.fix is not None and blocker.fix.startswith("`poetry update --lock urllib3`")
+    assert "or upgrade requests" in blocker.fix and "by hand" not in blocker.fix
