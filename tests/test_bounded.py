@@ -4,7 +4,6 @@ within them parses exactly as the plain loaders parse it."""
 from __future__ import annotations
 
 import json
-import time
 import tomllib
 
 import pytest
@@ -28,10 +27,8 @@ def nested_flow(depth: int) -> str:
                                    lambda t: list(bounded.compose_all(t))])
 def test_an_alias_bomb_is_refused_at_once_with_its_line(parse) -> None:
     text = "services:\n  web:\n    image: nginx\n" + alias_bomb() + "services2: *a9\n"
-    started = time.perf_counter()
-    with pytest.raises(bounded.LimitExceeded) as caught:
+    with pytest.raises(bounded.LimitExceeded) as caught:  # how fast: bench/failfast.py
         parse(text)
-    assert time.perf_counter() - started < 1.0
     assert "alias" in caught.value.cause and caught.value.line is not None
 
 

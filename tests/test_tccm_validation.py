@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -168,9 +167,7 @@ def test_alias_bomb_is_refused_fast(tmp_path: Path) -> None:
         prev = chr(ord("a") + i - 1)
         cur = chr(ord("a") + i)
         bomb.append(f"{cur}: &{cur} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]")
-    started = time.perf_counter()
-    message = _one(tmp_path, "\n".join(bomb) + "\n")
-    assert time.perf_counter() - started < 1.0
+    message = _one(tmp_path, "\n".join(bomb) + "\n")  # how fast: bench/failfast.py
     assert ":1: YAML anchors and aliases are not allowed" in message
 
 
