@@ -246,3 +246,29 @@ def test_a_parent_range_that_allows_the_fix_keeps_npm_update(home: Path, make_re
     repo = make_repo({"package.json": PACKAGE_JSON, "package-lock.json": _lock_v3("^0.5.0")})
     result, report = _dispatch(repo)
     assert "`npm update deep-extend --package-lock-only`" in report and not result["patch"]
+
+
+# --- the plan, for the other lockfile shapes --------------------------------------------------------------------------
+
+
+def test_yarn_classic_gets_a_scoped_resolution(make_repo: Callable[..., Path]) -> None:
+    from test_remediation_edits import plan_for
+
+    manifest = PACKAGE_JSON.replace('"rc": "^1.1.6"', '"rc": "^1.1.7"')
+    plan, after = plan_for(make_repo({"package.json": manifest, "yarn.lock": YARN_CLASSIC}), "npm", "deep-extend",
+                           "0.5.1")
+    assert json.loads(after["package.json"])["resolutions"] == {"rc/deep-extend": "0.5.1"}
+    assert [(a.file, a.command) for a in plan.regenerate] == [("yarn.lock", "yarn install --ignore-scripts")]
+    assert plan.skipped == [] and not any("yarn upgrade" in n for n in plan.notes)
+
+
+def test_lockfile_v1_without_a_package_json_line_to_anchor_names_the_parent(make_repo: Callable[..., Path]) -> None:
+    from test_remediation_edits import plan_for
+
+    manifest = '{"name": "demo", "version": "1.0.0", "dependencies": {"rc": "^1.1.7"}}\n'  # one line: no anchor
+    plan, after = plan_for(make_repo({"package.json": manifest, "npm-shrinkwrap.json": LOCK_V1}), "npm",
+                           "deep-extend", "0.5.1")
+    assert after == {} and plan.regenerate == []
+    [skipped] = plan.skipped
+    assert "rc 1.1.7 requires `deep-extend ~0.4.0`, which excludes 0.5.1" in skipped
+    assert '`{"overrides": {"rc": {"deep-extend": "0.5.1"}}}`' in skipped and "npm update" not in skipped
