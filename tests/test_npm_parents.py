@@ -80,7 +80,7 @@ _SET = st.one_of(
 _RANGE = st.lists(_SET, min_size=1, max_size=3).map(" || ".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(spec=_RANGE, version=_VERSION)
 def test_satisfies_agrees_with_node_semver(node_semver: Callable[[str, str], bool | None], spec: str,
                                            version: str) -> None:
