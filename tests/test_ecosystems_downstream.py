@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -43,14 +44,14 @@ DATASTORE = "core/datastore/src/main/kotlin/com/google/samples/apps/nowinandroid
 TREES: dict[str, tuple[list[str], dict[str, tuple[str, str]]]] = {
     "ripgrep": (["Cargo.toml", "Cargo.lock", "crates/matcher/Cargo.toml", "crates/matcher/tests/util.rs"],
                 {"Cargo.lock": ('name = "regex"\nversion = "1.13.1"', 'name = "regex"\nversion = "1.5.4"')}),
-    "openstreetmap-website": (["Gemfile", "Gemfile.lock", "Dockerfile"],
+    "openstreetmap-website": (["Gemfile", "Gemfile.lock", "Dockerfile", "Rakefile"],
                               {"Gemfile.lock": ("    rack (3.2.7)\n", "    rack (3.2.5)\n")}),
     "BookStack": (["composer.json", "composer.lock", "dev/docker/Dockerfile"], {}),
     "nowinandroid": (["gradle/libs.versions.toml", "settings.gradle.kts", "core/datastore-proto/build.gradle.kts",
                       "core/datastore/build.gradle.kts", DATASTORE + "UserPreferencesSerializer.kt"],
                      {"gradle/libs.versions.toml": ('protobuf = "4.29.2"', 'protobuf = "4.28.1"')}),
     "eShopOnWeb": (["Directory.Packages.props", "src/ApplicationCore/ApplicationCore.csproj", "src/Web/Web.csproj",
-                    "src/Web/Dockerfile"], {}),
+                    "src/Web/Dockerfile", "Everything.sln"], {}),
 }
 pytestmark = pytest.mark.skipif(not all((CORPUS / f"{t}.tar.gz").is_file() for t in TREES)
                                 or not all(a.is_dir() for a in ADVISORIES),
@@ -315,3 +316,26 @@ def test_a_bundle_before_any_gather_loads_each_ecosystems_manifests(fleet: Fleet
         assert shown["mode"] == "bootstrap"
         loaded = {e["target"] for e in shown["entries"] if e["status"] == "included"}
         assert manifests <= loaded, (tree, loaded)
+
+
+def test_the_test_command_of_each_build_is_known_for_verify(fleet: Fleet) -> None:
+    """`--verify` runs the repository's test command: each of these builds names its own."""
+    expected = {"ripgrep": ("cargo test", "Cargo.toml"), "openstreetmap-website": ("bundle exec rake test", "Rakefile"),
+                "nowinandroid": ("gradle test", "settings.gradle.kts"), "eShopOnWeb": ("dotnet test", "Everything.sln")}
+    for tree, (command, source) in expected.items():
+        context = json.loads(_cli(fleet.home, "gather", str(fleet.repos / tree), "--json").stdout)
+        conventions = context["conventions"]
+        assert (conventions["test_command"], conventions["test_command_source"]) == (command, source), tree
+
+
+def test_verify_with_a_test_tool_that_is_absent_is_not_run_rather_than_failed(fleet: Fleet) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed: --verify runs the tests in its sandbox")
+    if shutil.which("dotnet") is not None:
+        pytest.skip("dotnet is installed here: `dotnet test` would run")
+    done = _cli(fleet.home, "dispatch", "vulnerability-remediation", "--repo", str(fleet.repos / "eShopOnWeb"),
+                "--verify", "--json")
+    result = json.loads(done.stdout)
+    assert result["status"] == "succeeded", done.stderr
+    check = result["verification"]
+    assert (check["command"], check["passed"], check["reason"]) == ("dotnet test", None, "dotnet is not installed")

@@ -44,6 +44,8 @@ def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeo
         sandbox.check_available()
     except sandbox.SandboxUnavailable as exc:
         return {**result, "output_tail": str(exc), "refused": True}
+    if "/" not in argv[0] and shutil.which(argv[0]) is None:  # `dotnet test` with no dotnet: not a test failure
+        return {**result, "passed": None, "output_tail": "", "reason": f"{argv[0]} is not installed"}
     with sandbox.workspace("verify") as scratch:
         copy = scratch / "repo"
         sandbox.copy_tree(repo, copy, IGNORED)

@@ -12,6 +12,12 @@ The test command is the first that applies, from root-level files:
   3. package.json `scripts.test`, unless npm's placeholder → "npm test"
   4. a Makefile `test:` target                    → "make test"
   5. go.mod                                       → "go test ./..."
+  6. Cargo.toml                                   → "cargo test"
+  7. a Gemfile with .rspec, else with a Rakefile  → "bundle exec rspec", "bundle exec rake test"
+  8. composer.json `scripts.test`, else phpunit.xml(.dist) → "composer test", "vendor/bin/phpunit"
+  9. pom.xml                                      → "./mvnw test" beside mvnw, else "mvn test"
+ 10. build.gradle(.kts) / settings.gradle(.kts)   → "./gradlew test" beside gradlew, else "gradle test"
+ 11. a .sln or .csproj / .fsproj at the root      → "dotnet test"
 CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 .gitlab/CODEOWNERS (GitHub's own search order, GitLab's last).
 """
@@ -57,6 +63,10 @@ CI_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.y
             "Jenkinsfile", "azure-pipelines.yml", ".travis.yml", "bitbucket-pipelines.yml")
 CODEOWNERS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", ".gitlab/CODEOWNERS")
 NPM_PLACEHOLDER = "no test specified"
+# Root files that name the test command of a Cargo, Bundler, Composer, Maven, Gradle or .NET project.
+ROOT_BUILD_FILES = ("Cargo.toml", "Gemfile", ".rspec", "Rakefile", "composer.json", "phpunit.xml", "phpunit.xml.dist",
+                    "pom.xml", "mvnw", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts",
+                    "gradlew")
 
 
 class _Found:
@@ -86,9 +96,10 @@ class _Found:
 
 class ConventionsProbe(Probe):
     name = "conventions"
-    version = "1"
+    version = "2"
     inputs = ("**/pyproject.toml", "**/setup.cfg", "**/tox.ini", "**/pytest.ini", "**/.pre-commit-config.yaml",
               "**/package.json", "Makefile", "go.mod", "**/go.mod", *(f"**/{n}" for n in CONFIG_FILES),
+              *ROOT_BUILD_FILES, "*.sln", "*.csproj", "*.fsproj",
               "**/.prettierrc*", "**/prettier.config.*", "**/.eslintrc*", "**/eslint.config.*",
               *CI_GLOBS, *CODEOWNERS)
     produces = ("conventions",)
@@ -242,6 +253,34 @@ class ConventionsProbe(Probe):
             return "make test", "Makefile"
         if ctx.record("go.mod") is not None:
             return "go test ./...", "go.mod"
+        return self._build_test_command(ctx)
+
+    def _build_test_command(self, ctx: ProbeContext) -> tuple[str | None, str | None]:
+        """The test command of a Cargo, Bundler, Composer, Maven, Gradle or .NET project at the root."""
+        def has(path: str) -> bool:
+            return ctx.record(path) is not None
+
+        if has("Cargo.toml"):
+            return "cargo test", "Cargo.toml"
+        if has("Gemfile") and (has(".rspec") or has("Rakefile")):
+            return ("bundle exec rspec", ".rspec") if has(".rspec") else ("bundle exec rake test", "Rakefile")
+        composer = self._json(ctx.read_text("composer.json") or "{}", "composer.json", _Found()) \
+            if has("composer.json") else {}
+        scripts = composer.get("scripts")
+        if isinstance(scripts, dict) and scripts.get("test"):
+            return "composer test", "composer.json"
+        phpunit = next((p for p in ("phpunit.xml", "phpunit.xml.dist") if has(p)), None)
+        if phpunit and has("composer.json"):
+            return "vendor/bin/phpunit", phpunit
+        if has("pom.xml"):
+            return ("./mvnw test" if has("mvnw") else "mvn test"), "pom.xml"
+        gradle = next((p for p in ("build.gradle.kts", "build.gradle", "settings.gradle.kts", "settings.gradle")
+                       if has(p)), None)
+        if gradle:
+            return ("./gradlew test" if has("gradlew") else "gradle test"), gradle
+        dotnet = sorted(r.path for r in ctx.matching(("*.sln", "*.csproj", "*.fsproj")) if "/" not in r.path)
+        if dotnet:
+            return "dotnet test", dotnet[0]
         return None, None
 
 
