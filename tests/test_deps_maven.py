@@ -8,7 +8,7 @@ from pathlib import Path
 
 from repocontext.deps.files import classify
 from repocontext.deps.gradle import parse_gradle
-from repocontext.deps.gradle_catalog import parse_catalog
+from repocontext.deps.gradle_catalog_file import parse_catalog
 from repocontext.deps.gradle_lock import parse_gradle_lock
 from repocontext.deps.maven import parse_pom
 from repocontext.gather import gather

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 
 from repocontext.deps.gradle import parse_gradle
-from repocontext.deps.gradle_catalog import parse_catalog
+from repocontext.deps.gradle_catalog_file import parse_catalog
 from repocontext.deps.gradle_lock import parse_gradle_lock
 from repocontext.deps.maven import parse_pom
 from subgraphs.vulnerability_remediation.edits import UpgradePlan, plan_upgrade

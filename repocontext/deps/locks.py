@@ -56,7 +56,7 @@ MANIFESTS: dict[str, str] = {
     "pom.xml": "maven:parse_pom",
     "build.gradle": "gradle:parse_gradle",
     "build.gradle.kts": "gradle:parse_gradle",
-    "libs.versions.toml": "gradle_catalog:parse_catalog",
+    "libs.versions.toml": "gradle_catalog_file:parse_catalog",
 }
 # Groups whose parser also takes the texts of every manifest read (repo path → text or None) as a third
 # argument: a pom resolves its parent's properties and managed versions, a Gradle build script its version
