@@ -339,3 +339,30 @@ def test_verify_with_a_test_tool_that_is_absent_is_not_run_rather_than_failed(fl
     assert result["status"] == "succeeded", done.stderr
     check = result["verification"]
     assert (check["command"], check["passed"], check["reason"]) == ("dotnet test", None, "dotnet is not installed")
+
+
+def test_a_lockfile_only_upgrade_across_a_major_version_is_refused_unless_allowed(tmp_path: Path) -> None:
+    """json locked at 1.8.6 (a transitive gem: only Gemfile.lock names it) has its fix in 2.x: the policy's
+    `version_bump: minor` blocks the `bundle lock` it would name, as it blocks an edited major bump."""
+    repo = tmp_path / "openstreetmap-website"
+    with tarfile.open(CORPUS / "openstreetmap-website.tar.gz") as tar:
+        tar.extractall(tmp_path, members=[tar.getmember(f"openstreetmap-website/{f}") for f in ("Gemfile",
+                                                                                              "Gemfile.lock")],
+                       filter="data")
+    lock = repo / "Gemfile.lock"
+    assert lock.read_text().count("    json (2.21.2)\n") == 1
+    lock.write_text(lock.read_text().replace("    json (2.21.2)\n", "    json (1.8.6)\n"))
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "corpus"]):
+        subprocess.run([*_GIT, *step], cwd=repo, check=True, capture_output=True)
+    home, rubygems = tmp_path / "home", str(SHARED / "advisories" / "RubyGems")
+    done = _cli(home, "dispatch", "vulnerability-remediation", "--repo", str(repo), "-i", "package=json", "--json",
+                PLANNER_ADVISORIES=rubygems)
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"]) == (8, "blocked"), done.stderr
+    (item,) = result["items"]
+    assert item["data"]["installed"] == ["1.8.6"] and item["data"]["target"].startswith("2.")
+    assert item["blockers"][0]["kind"] == "policy" and "major bump" in item["blockers"][0]["message"]
+    assert item["blockers"][0]["fix"] == "pass --input allow_major=true to allow it"
+    allowed = _cli(home, "dispatch", "vulnerability-remediation", "--repo", str(repo), "-i", "package=json",
+                   "-i", "allow_major=true", "--json", PLANNER_ADVISORIES=rubygems)
+    assert (allowed.returncode, json.loads(allowed.stdout)["status"]) == (7, "needs_regeneration"), allowed.stderr

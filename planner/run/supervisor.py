@@ -244,7 +244,7 @@ def _status(state: RunState, results: list[ItemResult], patch: str) -> str:
 def _policy_gate(state: RunState, runtime: NodeRuntime, results: list[ItemResult]) -> list[dict[str, Any]]:
     """Every item's edits against the task class's policy, before anything is merged into the patch."""
     policy, notes = from_state(state.get("tccm"), state.get("inputs") or {})
-    if policy is None or not any(r.edits for r in results):
+    if policy is None or not any(r.edits or r.status == "needs_regeneration" for r in results):
         return []
     known: dict[str, str] = {}
     if policy.limits.file_kinds is not None:

@@ -24,8 +24,9 @@ def refuse(result: ItemResult, violations: list[Any]) -> None:
     """Block an item for policy violations; its edits stay out of the patch."""
     result.status = "blocked"
     result.error = "refused by policy: " + "; ".join(f"{v.rule}: {v.message}" for v in violations)
-    result.blockers = [*result.blockers, *(Blocker(kind="policy", file=v.file, message=f"{v.rule}: {v.message}",
-                                                   fix=v.fix) for v in violations)]
+    # first: the refusal is why the item stops (a regeneration it also needed is moot until it is allowed)
+    result.blockers = [*(Blocker(kind="policy", file=v.file, message=f"{v.rule}: {v.message}", fix=v.fix)
+                         for v in violations), *result.blockers]
     shown = "".join(f"- `{v.rule}`: {v.message}" + (f" ({v.fix})" if v.fix else "") + "\n" for v in violations)
     result.report += f"\n**Refused by the task class's policy** (nothing of this item is in the patch):\n\n{shown}"
 
@@ -46,7 +47,9 @@ def gate(policy: Policy | None, results: list[ItemResult], known: Mapping[str, s
         return []
     stages: list[dict[str, Any]] = []
     for result in results:
-        if result.status not in CHECKED or not result.edits:
+        # A lockfile-only move (no manifest edit; the run names the lock tool's command) is the item's move too:
+        # its installed → target bump is judged like an edited one.
+        if result.status not in CHECKED or not (result.edits or result.status == "needs_regeneration"):
             continue
         violations = check_edits(policy, result.edits, result.item.model_dump(), known)
         if violations:
