@@ -366,3 +366,13 @@ def test_a_lockfile_only_upgrade_across_a_major_version_is_refused_unless_allowe
     allowed = _cli(home, "dispatch", "vulnerability-remediation", "--repo", str(repo), "-i", "package=json",
                    "-i", "allow_major=true", "--json", PLANNER_ADVISORIES=rubygems)
     assert (allowed.returncode, json.loads(allowed.stdout)["status"]) == (7, "needs_regeneration"), allowed.stderr
+
+
+def test_no_gather_without_a_repocontext_is_not_evaluated_rather_than_nothing_to_do(fleet: Fleet,
+                                                                                     tmp_path: Path) -> None:
+    """Bootstrap mode parses no manifest or lockfile: a vulnerable Cargo.lock must not read as "no changes"."""
+    done = _cli(tmp_path / "fresh", "dispatch", "vulnerability-remediation", "--repo", str(fleet.repos / "ripgrep"),
+                "--no-gather", "--json")
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"]) == (2, "not_evaluated"), done.stderr
+    assert "no RepoContext" in done.stdout and "planner gather" in done.stdout
