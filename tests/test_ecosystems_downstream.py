@@ -142,9 +142,11 @@ def test_a_run_shows_its_provenance_with_the_lockfile_excerpt(fleet: Fleet) -> N
     shown = json.loads(_cli(fleet.home, "runs", "show", run_id, "--json").stdout)
     assert shown["status"] == "needs_regeneration"
     record = json.loads(_cli(fleet.home, "provenance", run_id, "--json").stdout)
-    entries = [e for b in record.get("items") or [] for e in b.get("entries") or []] or record.get("entries") or []
-    text = json.dumps(record)
-    assert "dependencies.regex" in text and "Cargo.lock" in text, entries[:3]
+    (bundle,) = record["item_bundles"]
+    assert (bundle["item"], bundle["inputs"]) == ("crates.io:regex", {"package": "regex"})
+    statuses = {e["id"]: e["status"] for e in bundle["entries"]}
+    assert statuses["must_read:1:dependencies.regex"] == "included"
+    assert statuses["must_read:2:Cargo.lock"] == "excerpt"  # the lock's lines, as a lockfile's are
 
 
 def test_call_sites_under_a_file_that_sets_every_projects_version_are_to_review(fleet: Fleet) -> None:
