@@ -23,10 +23,10 @@ MANIFEST_BOUND_ENV = "PLANNER_MANIFEST_MAX_BYTES"
 MANIFEST_MAX_BYTES = 1 << 20
 
 # The ecosystems whose manifests and lockfiles the dependencies probe reads (conda: the pip requirements of an
-# environment file). A manifest or lockfile the build probe classifies under any other ecosystem (composer.lock,
-# pom.xml, build.gradle, gradle.lockfile) is found but
+# environment file). A manifest or lockfile the build probe classifies under any other ecosystem is found but
 # not evaluated, and a run says so instead of reading as "no vulnerable dependency".
-EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems", "NuGet", "Maven"})
+EVALUATED_ECOSYSTEMS = frozenset({"PyPI", "npm", "Go", "conda", "crates.io", "RubyGems", "NuGet", "Maven",
+                                  "Packagist"})
 
 REQUIREMENTS_GLOBS: tuple[str, ...] = (
     "**/*requirements*.txt", "**/*requirements*.in", "**/requirements/**/*.txt", "**/requirements/**/*.in",

@@ -33,6 +33,7 @@ LOCKS: dict[str, tuple[str, str | None]] = {
     "gems.locked": ("gemfile_lock:parse_gemfile_lock", "gems.rb|*.gemspec"),
     "Cargo.lock": ("cargo_lock:parse_cargo_lock", "Cargo.toml"),
     "packages.lock.json": ("nuget_lock:parse_packages_lock", "*.csproj"),
+    "composer.lock": ("composer:parse_composer_lock", "composer.json"),
     "gradle.lockfile": ("gradle_lock:parse_gradle_lock", "build.gradle|build.gradle.kts"),  # `|`: either serves
 }
 # Manifests read before the lockfiles (a lockfile takes the declarations of the one its LOCKS entry names):
@@ -53,6 +54,7 @@ MANIFESTS: dict[str, str] = {
     "Directory.Packages.props": "nuget:parse_msbuild",
     "Directory.Build.props": "nuget:parse_msbuild",
     "packages.config": "nuget:parse_packages_config",
+    "composer.json": "composer:parse_composer_json",
     "pom.xml": "maven:parse_pom",
     "build.gradle": "gradle:parse_gradle",
     "build.gradle.kts": "gradle:parse_gradle",
