@@ -154,3 +154,33 @@ def test_bookstack_every_vulnerable_package(bookstack: Path) -> None:
         check = subprocess.run(["git", "apply", "--check"], input=out["patch"], text=True, cwd=bookstack,
                                capture_output=True)
         assert check.returncode == 0, check.stderr
+
+
+def test_the_named_command_moves_the_lock_offline(tmp_path: Path) -> None:
+    """The real composer runs the command this planner names, on a path repository (no registry needed)."""
+    import os
+    import shutil
+
+    from subgraphs.vulnerability_remediation.lockfiles import lock_command
+
+    if shutil.which("composer") is None:
+        pytest.skip("composer is not installed (apt-get install -y composer php-cli)")
+    lib = tmp_path / "pkgs" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "composer.json").write_text('{"name": "acme/lib", "version": "1.2.3", "type": "library"}')
+    (tmp_path / "composer.json").write_text(json.dumps({"name": "acme/app", "require": {"acme/lib": "^1.2"},
+                                                        "repositories": [{"type": "path", "url": "pkgs/lib"},
+                                                                         {"packagist.org": False}]}))
+    env = {**os.environ, "COMPOSER_HOME": str(tmp_path / ".home"), "COMPOSER_ALLOW_SUPERUSER": "1"}
+
+    def run(command: str) -> None:
+        subprocess.run(["sh", "-c", command + " -n"], cwd=tmp_path, env=env, check=True, capture_output=True,
+                       timeout=120)
+
+    run("composer update --no-install --no-scripts --no-plugins")
+    (lib / "composer.json").write_text('{"name": "acme/lib", "version": "1.2.5", "type": "library"}')
+    lock = tmp_path / "composer.lock"
+    command = lock_command("composer.lock", "acme/lib", "1.2.5", False, lock.read_text())
+    run(command)
+    (dep,) = parse_composer_lock("composer.lock", lock.read_text(), {"acme/lib": False}).deps
+    assert command.startswith("composer update acme/lib --with-dependencies") and dep.version == "1.2.5"
