@@ -75,7 +75,7 @@ def test_gather_end_to_end(tmp_path: Path) -> None:
     assert deps["golang.org/x/net"][0].checksummed is True
     mine = [(d.level, d.file, d.line) for d in ctx.diagnostics if d.probe == "dependencies"]
     assert mine == [("error", "broken/package.json", 2)]
-    assert ctx.meta.probes["dependencies"].version == "4"
+    assert ctx.meta.probes["dependencies"].version == "5"
 
 
 def test_deterministic_and_incremental(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_unreadable_files_are_diagnostics_not_errors(tmp_path: Path) -> None:
 def test_probe_declaration() -> None:
     probe = DependenciesProbe()
     assert (probe.name, probe.version, probe.produces, probe.applies_to_tasks) == (
-        "dependencies", "4", ("dependencies",), ("vulnerability-remediation",))
+        "dependencies", "5", ("dependencies",), ("vulnerability-remediation",))
     files = [FileRecord(path=p, size=1, sha="x") for p in (
         "a/requirements-dev.txt", "requirements/prod.in", "ci/upper-constraints.txt", "MANIFEST.in", "x/go.sum",
         "npm-shrinkwrap.json", "notes.txt", "src/config.h.in", "base-requirements.txt", "requirements/envs/ci.txt",

@@ -75,8 +75,9 @@ class DependenciesProbe(Probe):
     name = "dependencies"
     # 3: compiled requirement files (generated_by, hashed, transitive pins), setup.cfg, setup.py, Pipfile,
     # Pipfile.lock, tox.ini and conda environment files, requirement files under nested requirements/ folders;
-    # yarn.lock (Yarn 1 and Berry) and pnpm-lock.yaml records; 4: records stored without their None fields
-    version = "4"
+    # yarn.lock (Yarn 1 and Berry) and pnpm-lock.yaml records; 4: records stored without their None fields;
+    # 5: crates.io, RubyGems, Packagist, Maven/Gradle and NuGet files, npm parents' ranges
+    version = "5"
     applies_to_tasks = ("vulnerability-remediation",)
     inputs = REQUIREMENTS_GLOBS + MANIFEST_GLOBS
     produces = ("dependencies",)
