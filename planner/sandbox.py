@@ -178,14 +178,19 @@ def _bindable(path: Path, protected: list[Path]) -> bool:
 
 
 def shim_roots(path_value: str) -> dict[str, str]:
-    """`PYENV_ROOT`-style variables for the version managers whose shims are on PATH (pyenv, rbenv, nodenv…):
-    a shim execs `ROOT/libexec/TOOL`, which finds its interpreters through `ROOT` (by default under a $HOME the
-    sandbox does not have), so the root is bound read-only and named."""
+    """`PYENV_ROOT`-style variables for the version managers whose shims are on PATH (pyenv, rbenv, nodenv…,
+    and rustup's `RUSTUP_HOME`): a shim execs `ROOT/libexec/TOOL`, which finds its interpreters through `ROOT`
+    (by default under a $HOME the sandbox does not have), so the root is bound read-only and named."""
     roots: dict[str, str] = {}
     for entry in (Path(p) for p in path_value.split(os.pathsep) if p):
         root = entry.parent
         if entry.name == "shims" and (root / "libexec").is_dir() and root.name.lstrip(".").isalnum():
             roots.setdefault(f"{root.name.lstrip('.').upper()}_ROOT", str(root))
+        elif (entry / "rustup").is_file() and "RUSTUP_HOME" not in roots:
+            # rustup's proxies (cargo, rustc → rustup) find their toolchains in RUSTUP_HOME, by default ~/.rustup
+            toolchains = Path(os.environ.get("RUSTUP_HOME") or Path.home() / ".rustup")
+            if (toolchains / "toolchains").is_dir():
+                roots["RUSTUP_HOME"] = str(toolchains)
     return roots
 
 

@@ -366,6 +366,7 @@ class Conventions(_Model):
     ci: list[str] = Field(default_factory=_list)
     test_command: str | None = None
     test_command_source: str | None = None
+    test_commands: dict[str, str] = Field(default_factory=_dict)  # ecosystem → its first test command
     codeowners: str | None = None
 
 

@@ -133,6 +133,8 @@ def test_the_portfolio_report_names_each_ecosystem_its_versions_and_commands(fle
     assert "cargo update -p regex --precise 1.5.5" in text and "bundle lock --update rack --conservative" in text
     table = _cli(fleet.home, "portfolio", "report", fleet.portfolio["id"], "--csv").stdout
     ids = {line.split(",")[3] for line in table.splitlines()[1:]}
+    header = table.splitlines()[0].split(",")
+    assert len(header) == len(set(header)) and header[-1] == "advisory_source", header
     assert {"crates.io:regex", "RubyGems:rack", "NuGet:System.Text.Json",
             "Maven:com.google.protobuf:protobuf-kotlin-lite"} <= ids
 

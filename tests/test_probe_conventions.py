@@ -11,7 +11,7 @@ from conftest import write_files
 from repocontext.gather import gather
 from repocontext.index import build_index
 from repocontext.probe import ProbeContext
-from repocontext.probes.conventions import ConventionsProbe
+from repocontext.probes.conventions import ConventionsProbe, verify_command
 
 
 def conventions(root: Path, files: dict[str, str]) -> tuple[dict[str, Any], list]:
@@ -108,6 +108,19 @@ def test_test_command_priority(tmp_path: Path) -> None:
     assert command(tmp_path / "f", {"README.md": "hi\n"}) == (None, None)
 
 
+def test_a_fix_is_verified_by_the_suite_of_its_ecosystem(tmp_path: Path) -> None:
+    """BookStack's layout: a jest suite in package.json and phpunit for the PHP code; a Composer fix is
+    verified by phpunit, an npm fix by jest, a run fixing both by the repository's first command."""
+    found, _ = conventions(tmp_path, {"package.json": '{"scripts": {"test": "jest"}}', "composer.json": "{}",
+                                      "phpunit.xml": "<phpunit/>\n", "Makefile": "test:\n\tmake -C t\n"})
+    assert (found["test_command"], found["test_command_source"]) == ("npm test", "package.json")
+    assert found["test_commands"] == {"npm": "npm test", "Packagist": "vendor/bin/phpunit"}
+    assert verify_command(found, ["Packagist"]) == "vendor/bin/phpunit"
+    assert verify_command(found, ["npm"]) == "npm test"
+    assert verify_command(found, ["npm", "Packagist"]) == "npm test"
+    assert verify_command(found, ["crates.io"]) == "npm test"  # none of its own: the repository's command
+
+
 def test_pytest_sections_in_ini_files(tmp_path: Path) -> None:
     assert command(tmp_path / "a", {"pytest.ini": "[pytest]\n"}) == ("python -m pytest", "pytest.ini")
     assert command(tmp_path / "b", {"setup.cfg": "[tool:pytest]\ntestpaths = t\n"}) == ("python -m pytest",
@@ -130,4 +143,5 @@ def test_gather_end_to_end(make_repo: Callable[..., Path]) -> None:
     assert ctx.conventions.model_dump() == {
         "formatters": [], "linters": ["ruff"], "sources": {"ruff": ["pyproject.toml"]},
         "ci": [".github/workflows/ci.yml"], "test_command": "python -m pytest",
-        "test_command_source": "pyproject.toml", "codeowners": ".github/CODEOWNERS"}
+        "test_command_source": "pyproject.toml", "test_commands": {"PyPI": "python -m pytest"},
+        "codeowners": ".github/CODEOWNERS"}

@@ -8,6 +8,7 @@ and reaches nothing of the operator's. Output is kept short and scrubbed of secr
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -19,7 +20,17 @@ from repocontext.secrets import redact
 
 IGNORED = shutil.ignore_patterns(".git", ".planner", "__pycache__", ".venv", ".tox", ".pytest_cache")
 PYTEST = ("pytest", "python -m pytest", "python3 -m pytest")
-QUIET = {"NO_COLOR": "1", "PIP_NO_INDEX": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+QUIET = {"NO_COLOR": "1", "PIP_NO_INDEX": "1", "PYTHONDONTWRITEBYTECODE": "1", "CARGO_NET_RETRY": "0"}
+# What cargo, Maven, Gradle, Go, npm, Bundler and dotnet print when a download fails: the sandbox has no network,
+# so a suite whose dependencies are not in the repository stops before any test ran. That is "not run", never
+# "FAILED" (a fix is not blamed for it) and never "passed".
+OFFLINE = re.compile(
+    r"resolve host|temporary failure in name resolution|name or service not known|ENOTFOUND|EAI_AGAIN|"
+    r"UnknownHostException|network is unreachable|dial tcp|spurious network error|failed to download|"
+    r"could not transfer artifact|could not GET|unable to load the service index|NU1301|"
+    r"could not (?:fetch|reach|find gem)|Downloading https?://", re.IGNORECASE)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Maven colours its log
+MISSING = re.compile(r"^(?:.*: )?(?P<what>\S+): (?:No such file or directory|not found)$", re.MULTILINE)
 
 
 def _command(command: str, tests: list[str]) -> list[str]:
@@ -46,6 +57,9 @@ def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeo
         return {**result, "output_tail": str(exc), "refused": True}
     if "/" not in argv[0] and shutil.which(argv[0]) is None:  # `dotnet test` with no dotnet: not a test failure
         return {**result, "passed": None, "output_tail": "", "reason": f"{argv[0]} is not installed"}
+    if "/" in argv[0] and not (repo / argv[0]).is_file():  # vendor/bin/phpunit before `composer install`
+        return {**result, "passed": None, "output_tail": "",
+                "reason": f"not run: {argv[0]} is not in the repository (install its dependencies first)"}
     with sandbox.workspace("verify") as scratch:
         copy = scratch / "repo"
         sandbox.copy_tree(repo, copy, IGNORED)
@@ -57,5 +71,21 @@ def run(repo: Path, files: dict[str, str], command: str, tests: list[str], timeo
         done = sandbox.run(sandbox.Step(argv, copy, timeout=timeout, env=QUIET))
     output = f"timed out after {timeout:.0f}s\n{done.output}" if done.timed_out else done.output
     code = -1 if done.exit_code is None else done.exit_code
-    return {**result, "exit_code": code, "passed": code == 0, "seconds": round(done.seconds, 2),
-            "output_tail": redact(output[-4000:])}
+    ran = {**result, "exit_code": code, "passed": code == 0, "seconds": round(done.seconds, 2),
+           "output_tail": redact(output[-4000:])}
+    why = None if code == 0 or done.timed_out else unrunnable(argv, code, done.output)
+    return {**ran, "passed": None, "reason": why} if why else ran
+
+
+def unrunnable(argv: list[str], code: int, output: str) -> str | None:
+    """Why a failed command never reached the tests (a download with no network, a program not in the copy);
+    None when it ran them and they failed."""
+    offline = OFFLINE.search(output)
+    if offline:
+        line = ANSI.sub("", output[output.rfind("\n", 0, offline.start()) + 1:].partition("\n")[0]).strip()
+        return (f"not run: `{shlex.join(argv)}` needed the network to fetch dependencies and the sandbox has none "
+                f"(vendor them, or run the tests yourself): {redact(line[:200])}")
+    missing = MISSING.search(output) if code in (126, 127) else None
+    if missing:
+        return f"not run: {missing['what']} is not in the repository (install its dependencies first)"
+    return None

@@ -104,8 +104,9 @@ def to_csv(repositories: Sequence[Mapping[str, Any]], titles: Sequence[str]) -> 
     """One row per work item (per repository when it has none): what a spreadsheet or a ticket import takes."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    # the run's advisory source is `advisory_source`: a task class may title one of its own columns "advisories"
     writer.writerow(["repository", "run_id", "repository_status", "item", "item_status", *titles, "reason", "fix",
-                     "where", "advisories"])
+                     "where", "advisory_source"])
     for repo in repositories:
         items = repo.get("items_detail") or [{"id": "", "status": repo["status"], "columns": {},
                                               "reason": repo.get("error") or "", "fix": "", "where": ""}]

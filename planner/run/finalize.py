@@ -23,6 +23,7 @@ from planner.store.examples import SolvedExamples
 from planner.store.provenance import ProvenanceRecord, ProvenanceStore, RepoContextRef, StageRecord, TCCMRef
 from planner.store.runs import RunStore
 from planner.store.telemetry import Telemetry, usage_rows
+from repocontext.probes.conventions import verify_command
 from repocontext.secrets import redact_tree
 from repocontext.store import RepoContextStore
 
@@ -31,9 +32,9 @@ def _outcomes(state: RunState) -> list[ItemResult]:
     return [ItemResult.model_validate(r) for r in state.get("outcomes", [])]
 
 
-def _test_command(runtime: NodeRuntime, repo: Path) -> str | None:
+def _test_command(runtime: NodeRuntime, repo: Path, ecosystems: set[str]) -> str | None:
     context: Mapping[str, Any] = RepoContextStore(runtime.context.settings.home).load_lazy(repo) or {}  # one section
-    return (context.get("conventions") or {}).get("test_command")
+    return verify_command(context.get("conventions") or {}, ecosystems)
 
 
 def verify(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
@@ -43,10 +44,11 @@ def verify(state: RunState, runtime: NodeRuntime) -> dict[str, Any]:
     refused = check_side_effect(from_state(state.get("tccm"), state["inputs"])[0], "verify")
     if refused:
         return {"verification": {"passed": None, "reason": f"refused by {refused.rule}: {refused.message}"}}
-    command = _test_command(runtime, repo)
+    patched = [r for r in _outcomes(state) if r.status in PATCHED]
+    command = _test_command(runtime, repo, {str(r.item.data.get("ecosystem") or "") for r in patched})
     if not command:
         return {"verification": {"passed": None, "reason": "the repository declares no test command"}}
-    edits = [Edit.model_validate(e) for r in _outcomes(state) if r.status in PATCHED for e in r.edits]
+    edits = [Edit.model_validate(e) for r in patched for e in r.edits]
     files = {path: after for path, (_, after) in apply_edits(reader(state["repo"]), edits).items()}
     tests = sorted({t for r in _outcomes(state) for t in r.covering_tests})
     runtime.context.on_event("verify", {"command": command, "tests": tests})

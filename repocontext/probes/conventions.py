@@ -18,6 +18,9 @@ The test command is the first that applies, from root-level files:
   9. pom.xml                                      → "./mvnw test" beside mvnw, else "mvn test"
  10. build.gradle(.kts) / settings.gradle(.kts)   → "./gradlew test" beside gradlew, else "gradle test"
  11. a .sln or .csproj / .fsproj at the root      → "dotnet test"
+`test_command` is the first that applies; `test_commands` maps each ecosystem
+to its first (Makefile's is no ecosystem's), so a fix is verified by the suite
+of its ecosystem.
 CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 .gitlab/CODEOWNERS (GitHub's own search order, GitLab's last).
 """
@@ -25,6 +28,7 @@ CODEOWNERS: the first of .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from repocontext import bounded
@@ -96,7 +100,7 @@ class _Found:
 
 class ConventionsProbe(Probe):
     name = "conventions"
-    version = "2"
+    version = "3"  # 3: test_commands by ecosystem
     inputs = ("**/pyproject.toml", "**/setup.cfg", "**/tox.ini", "**/pytest.ini", "**/.pre-commit-config.yaml",
               "**/package.json", "Makefile", "go.mod", "**/go.mod", *(f"**/{n}" for n in CONFIG_FILES),
               *ROOT_BUILD_FILES, "*.sln", "*.csproj", "*.fsproj",
@@ -108,12 +112,14 @@ class ConventionsProbe(Probe):
         found = _Found()
         self._collect(ctx, found)
         formatters, linters, sources = found.split()
-        command, source = self._test_command(ctx)
+        commands = self._test_commands(ctx)
+        _, command, source = commands[0] if commands else (None, None, None)
         ci = sorted(r.path for r in ctx.matching(CI_GLOBS) if _is_root_ci(r.path))
         codeowners = next((p for p in CODEOWNERS if ctx.record(p) is not None), None)
         return ProbeOutput(values={"conventions": {
             "formatters": formatters, "linters": linters, "sources": sources, "ci": ci,
-            "test_command": command, "test_command_source": source, "codeowners": codeowners,
+            "test_command": command, "test_command_source": source, "test_commands": by_ecosystem(commands),
+            "codeowners": codeowners,
         }}, diagnostics=found.diagnostics)
 
     # tools --------------------------------------------------------------
@@ -227,61 +233,83 @@ class ConventionsProbe(Probe):
         return {s: dict(parser.items(s)) for s in parser.sections()}
 
     # test command -------------------------------------------------------
-    def _test_command(self, ctx: ProbeContext) -> tuple[str | None, str | None]:
+    def _test_commands(self, ctx: ProbeContext) -> list[tuple[str | None, str, str]]:
+        """Every test command the root files name, in the order of the module docstring, as (the ecosystem
+        whose packages it exercises or None for a Makefile's, command, source)."""
         def text(path: str) -> str | None:
             return ctx.read_text(path) if ctx.record(path) is not None else None
 
+        found: list[tuple[str | None, str, str]] = []
         pyproject = text("pyproject.toml")
         if pyproject is not None and "ini_options" in self._toml(pyproject, "pyproject.toml", _Found()).get(
                 "tool", {}).get("pytest", {}):
-            return "python -m pytest", "pyproject.toml"
+            found.append(("PyPI", "python -m pytest", "pyproject.toml"))
         if ctx.record("pytest.ini") is not None:
-            return "python -m pytest", "pytest.ini"
+            found.append(("PyPI", "python -m pytest", "pytest.ini"))
         for path, section in (("setup.cfg", "tool:pytest"), ("tox.ini", "pytest")):
             body = text(path)
             if body is not None and section in self._sections(body, path, None):
-                return "python -m pytest", path
+                found.append(("PyPI", "python -m pytest", path))
         tox = text("tox.ini")
         if tox is not None and "envlist" in self._sections(tox, "tox.ini", None).get("tox", {}):
-            return "tox", "tox.ini"
+            found.append(("PyPI", "tox", "tox.ini"))
         package = self._json(text("package.json") or "{}", "package.json", _Found())
         script = package.get("scripts", {}).get("test") if isinstance(package.get("scripts"), dict) else None
         if isinstance(script, str) and script.strip() and NPM_PLACEHOLDER not in script:
-            return "npm test", "package.json"
+            found.append(("npm", "npm test", "package.json"))
         makefile = text("Makefile")
         if makefile is not None and re.search(r"^test\s*:(?!=)", makefile, re.MULTILINE):
-            return "make test", "Makefile"
+            found.append((None, "make test", "Makefile"))
         if ctx.record("go.mod") is not None:
-            return "go test ./...", "go.mod"
-        return self._build_test_command(ctx)
+            found.append(("Go", "go test ./...", "go.mod"))
+        return found + self._build_test_commands(ctx)
 
-    def _build_test_command(self, ctx: ProbeContext) -> tuple[str | None, str | None]:
-        """The test command of a Cargo, Bundler, Composer, Maven, Gradle or .NET project at the root."""
+    def _build_test_commands(self, ctx: ProbeContext) -> list[tuple[str | None, str, str]]:
+        """The test commands of a Cargo, Bundler, Composer, Maven, Gradle or .NET project at the root."""
         def has(path: str) -> bool:
             return ctx.record(path) is not None
 
+        found: list[tuple[str | None, str, str]] = []
         if has("Cargo.toml"):
-            return "cargo test", "Cargo.toml"
+            found.append(("crates.io", "cargo test", "Cargo.toml"))
         if has("Gemfile") and (has(".rspec") or has("Rakefile")):
-            return ("bundle exec rspec", ".rspec") if has(".rspec") else ("bundle exec rake test", "Rakefile")
+            found.append(("RubyGems", *(("bundle exec rspec", ".rspec") if has(".rspec")
+                                        else ("bundle exec rake test", "Rakefile"))))
         composer = self._json(ctx.read_text("composer.json") or "{}", "composer.json", _Found()) \
             if has("composer.json") else {}
         scripts = composer.get("scripts")
-        if isinstance(scripts, dict) and scripts.get("test"):
-            return "composer test", "composer.json"
         phpunit = next((p for p in ("phpunit.xml", "phpunit.xml.dist") if has(p)), None)
-        if phpunit and has("composer.json"):
-            return "vendor/bin/phpunit", phpunit
+        if isinstance(scripts, dict) and scripts.get("test"):
+            found.append(("Packagist", "composer test", "composer.json"))
+        elif phpunit and has("composer.json"):
+            found.append(("Packagist", "vendor/bin/phpunit", phpunit))
         if has("pom.xml"):
-            return ("./mvnw test" if has("mvnw") else "mvn test"), "pom.xml"
+            found.append(("Maven", "./mvnw test" if has("mvnw") else "mvn test", "pom.xml"))
         gradle = next((p for p in ("build.gradle.kts", "build.gradle", "settings.gradle.kts", "settings.gradle")
                        if has(p)), None)
         if gradle:
-            return ("./gradlew test" if has("gradlew") else "gradle test"), gradle
+            found.append(("Maven", "./gradlew test" if has("gradlew") else "gradle test", gradle))
         dotnet = sorted(r.path for r in ctx.matching(("*.sln", "*.csproj", "*.fsproj")) if "/" not in r.path)
         if dotnet:
-            return "dotnet test", dotnet[0]
-        return None, None
+            found.append(("NuGet", "dotnet test", dotnet[0]))
+        return found
+
+
+def verify_command(conventions: Mapping[str, Any], ecosystems: Iterable[str]) -> str | None:
+    """The command that verifies fixes in these ecosystems: their own suite when they share one, else the
+    repository's first test command."""
+    mine = {(conventions.get("test_commands") or {}).get(e) for e in ecosystems} - {None}
+    return mine.pop() if len(mine) == 1 else conventions.get("test_command")
+
+
+def by_ecosystem(found: list[tuple[str | None, str, str]]) -> dict[str, str]:
+    """The first command of each ecosystem: what --verify runs for a fix in it (BookStack's jest suite does not
+    exercise a Composer package; its phpunit does)."""
+    commands: dict[str, str] = {}
+    for ecosystem, command, _ in found:
+        if ecosystem is not None:
+            commands.setdefault(ecosystem, command)
+    return commands
 
 
 def _is_root_ci(path: str) -> bool:

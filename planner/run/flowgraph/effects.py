@@ -28,6 +28,7 @@ from planner.policy import kinds
 from planner.policy.enforce import check_edits, check_side_effect, from_state
 from planner.run.flowgraph.states import Step, Visit
 from planner.run.taskmodule import REGENERATE_TIMEOUT_S, for_tccm
+from repocontext.probes.conventions import verify_command
 from repocontext.store import RepoContextStore, StoreError
 
 
@@ -70,7 +71,7 @@ def verify(visit: Visit) -> dict[str, Any]:
         return {"ran": False, "passed": None, "failed": False,
                 "reason": "not run: pass --verify to run the repository's tests (sandboxed, no network)"}
     context = _context(visit) or {}
-    command = (context.get("conventions") or {}).get("test_command")
+    command = verify_command(context.get("conventions") or {}, [str(visit.item.data.get("ecosystem") or "")])
     if not command:
         return {"ran": False, "passed": None, "failed": False, "reason": "the repository declares no test command"}
     try:
@@ -81,6 +82,9 @@ def verify(visit: Visit) -> dict[str, Any]:
     result = verification.run(Path(visit.state["repo"]), files, command, [])
     if result.get("refused"):
         return {"ran": False, "passed": None, "failed": True, "reason": result["output_tail"]}
+    if result["passed"] is None:  # it never reached the tests (no network, not installed): said, not blamed
+        return {"ran": False, "passed": None, "failed": False, "command": result["command"],
+                "reason": result.get("reason") or result["output_tail"]}
     return {"ran": True, "passed": result["passed"], "failed": not result["passed"], "command": result["command"],
             "exit_code": result["exit_code"], "seconds": result["seconds"], "output": result["output_tail"][-2000:]}
 
