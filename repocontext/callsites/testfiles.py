@@ -5,7 +5,8 @@ jest/vitest `*.test.<ext>`, `*.spec.<ext>` and anything under `__tests__/`
 (ext: js, mjs, cjs, jsx, ts, tsx); Go `*_test.go`. By content: a Python file
 named `test*.py` (unittest's discovery pattern, e.g. Django's `tests.py`) or
 under a `test`/`tests` directory that defines a class deriving from a
-`*TestCase` is a unittest file.
+`*TestCase` is a unittest file. Rust, Ruby, PHP, Java/Kotlin and C# test
+files: `testfiles_langs`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from repocontext.callsites.testfiles_langs import kind_of_other_test
 from repocontext.paths import is_plain, split_path, suffix
 
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
@@ -24,7 +26,8 @@ _JS_TO_TS = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx
 
 
 def kind_of_test(path: str) -> str | None:
-    """"python", "js" or "go" when the path names a test file; None otherwise (content not considered)."""
+    """"python", "js", "go", or one of `testfiles_langs.OTHER_KINDS`, when the path names a test file; None
+    otherwise (content not considered)."""
     name = split_path(path)[1]
     if name.endswith(".py"):
         if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
@@ -34,7 +37,7 @@ def kind_of_test(path: str) -> str | None:
         return "go"
     if name.endswith(JS_SUFFIXES) and (_JS_TEST.fullmatch(name) or "__tests__" in _dir_parts(path)):
         return "js"
-    return None
+    return kind_of_other_test(path)
 
 
 def _dir_parts(path: str) -> list[str] | tuple[str, ...]:

@@ -8,11 +8,15 @@ site of a third-party module in a non-test file F when
     `import pkg.a`, `from pkg import a` and `pkg.a.f()` all cover
     `src/pkg/a.py`); JS/TS — a relative import resolves to F; Go — F is in
     the test's own directory (same package) or in a directory whose import
-    path the test imports; or
+    path the test imports; Rust, Ruby, PHP, Java/Kotlin, C# — F is the test's
+    subject (FooTest.java → Foo.java, mirror path first), a file a JVM import
+    or PHP `use` names, or, Rust, the test file itself (inline `#[test]`s) or
+    its crate's `src/lib.rs` (see `callsites.testfiles_langs`).
 Re-exports are not followed: `from pkg import f` covers `pkg/__init__.py`,
 not the module `f` comes from. `by_module[X]` lists the tests covering a call
-site of X or importing X directly, so "the tests for X" is one lookup. (A
-test that imports X itself is listed under X but does not list every call
+site of X or importing X directly (for the five languages above: with any
+site of X of its own, import or use: Ruby uses gems without `require`), so
+"the tests for X" is one lookup. (A test that imports X itself is listed under X but does not list every call
 site of X in `covers`: that would grow as tests × call sites.)
 """
 
@@ -21,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from repocontext.callsites import go, testfiles
+from repocontext.callsites import go, testfiles, testfiles_langs
 from repocontext.callsites.common import python_import_names
 from repocontext.model import Diagnostic, FileRecord
 from repocontext.probe import PerFileProbe, ProbeContext, ProbeOutput
@@ -45,6 +49,7 @@ class _Sites:
     def __init__(self, call_sites: Mapping[str, Any], tests: set[str]) -> None:
         self.by_file: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # non-test file → [(group, site)]
         self.imported_by: dict[str, set[str]] = {}  # test file → third-party groups it imports
+        self.in_test: dict[str, list[tuple[str, str]]] = {}  # test file → [(group, "file:line")] of its sites
         self._in_file: dict[str, list[tuple[str, str]]] = {}
         for key, group in call_sites.items():
             if not isinstance(group, Mapping) or group.get("first_party"):
@@ -57,8 +62,11 @@ class _Sites:
                         self.by_file[file] = [(key, site)]
                     else:
                         found.append((key, site))
-                elif site.get("kind") == "import":
+                    continue
+                if site.get("kind") == "import":
                     self.imported_by.setdefault(file, set()).add(key)
+                if language_of(file) in testfiles_langs.OTHER_KINDS:  # `own`: their tests count every site
+                    self.in_test.setdefault(file, []).append((key, f"{file}:{site['line']}"))
 
     def in_file(self, path: str) -> list[tuple[str, str]]:
         """[(group, "file:line")] for the third-party sites in a non-test file (made once per file: many tests
@@ -72,11 +80,15 @@ class _Sites:
     def imported(self, path: str) -> Iterable[str]:
         return self.imported_by.get(path, ())
 
+    def own(self, path: str) -> list[tuple[str, str]]:
+        return self.in_test.get(path) or self.in_file(path)
+
 
 class TestsProbe(PerFileProbe):
     __test__ = False  # not a pytest class
     name = "tests"
-    version = "1"
+    # 2: Rust, Ruby, PHP, Java/Kotlin and C# test files
+    version = "2"
     inputs = (*SOURCE_GLOBS, "**/package.json", "**/go.mod", "**/vitest.config.*", "**/vitest.workspace.*")
     requires = ("call_sites",)
     incremental_upstream = ("call_sites",)
@@ -88,7 +100,9 @@ class TestsProbe(PerFileProbe):
             return super().run_cached(ctx, cache)
 
     def analysis_is_cheap(self, ctx: ProbeContext) -> bool:
-        return "call_sites" in ctx.analysed  # test files' scans come from call_sites; the rest is path checks
+        # Test files' scans come from call_sites; the rest is path checks, and a substring search of each .rs
+        # file for inline tests (ripgrep's ~100: ~15 ms).
+        return "call_sites" in ctx.analysed
 
     def analyze(self, ctx: ProbeContext, record: FileRecord) -> dict[str, Any] | None:
         """A test file's scan (plain JSON, cached by blob id), a manifest's facts, or None."""
@@ -99,6 +113,8 @@ class TestsProbe(PerFileProbe):
         if manifest is not None:
             return manifest
         kind = testfiles.kind_of_test(path) if language_of(path) else None
+        if kind in testfiles_langs.OTHER_KINDS or (kind is None and path.endswith(".rs")):
+            return _other_test(ctx, record, kind)
         if kind is None and not testfiles.may_hold_unittest(path):
             return None
         scanned_json = ctx.analysed.get("call_sites", {}).get(f"{path}\0{record.sha}", _UNKNOWN)
@@ -156,6 +172,27 @@ def _from_scan(ctx: ProbeContext, path: str, kind: str | None, scan: Any) -> dic
     if kind is None and "TestCase" not in (ctx.read_source(path) or ""):
         return None  # as analyze decides (a class can derive from *TestCase without the word, via NFKC)
     return {"kind": kind or "python", **scan}
+
+
+def _other_test(ctx: ProbeContext, record: FileRecord, kind: str | None) -> dict[str, Any] | None:
+    """A Rust, Ruby, PHP, Java/Kotlin or C# test file's scan (call_sites' of the same blob when it made one)
+    with its framework; a Rust file not named as a test only when its source holds inline tests."""
+    path = record.path
+    text: str | None = None
+    if kind is None:  # a .rs file outside tests/: a test file when it holds #[test] / #[cfg(test)]
+        text = ctx.read_source(path)
+        if text is None or not testfiles_langs.has_inline_tests(text):
+            return None
+    scan = ctx.analysed.get("call_sites", {}).get(f"{path}\0{record.sha}", _UNKNOWN)
+    if scan is _UNKNOWN:
+        text = ctx.read_source(path) if text is None else text
+        scan = None if text is None else redacted_scan(scan_source(path, text).as_json())
+    if not isinstance(scan, dict) or scan.get("error"):
+        return None
+    found = kind or "rust"
+    framework = testfiles_langs.framework(found, path, scan.get("imports", []),
+                                          lambda: text if text is not None else ctx.read_source(path))
+    return {"kind": found, "framework": framework, **({"inline": True} if kind is None else {}), **scan}
 
 
 def _tests(results: Mapping[str, Any], layout: Layout) -> list[TestFile]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from repocontext.callsites import go, js, testfiles
+from repocontext.callsites import go, js, testfiles, testfiles_langs
 from repocontext.callsites.common import FileScan
 from repocontext.probe import ProbeContext
 from repocontext.probes.call_sites import Layout, scanned
@@ -23,11 +23,12 @@ from repocontext.probes.call_sites import Layout, scanned
 class TestFile:
     __test__ = False  # not a pytest class
     path: str
-    kind: str  # "python" | "js" | "go"
+    kind: str  # "python" | "js" | "go" | one of testfiles_langs.OTHER_KINDS
     framework: str
     scan: FileScan
     modules: list[str] = field(default_factory=list)
-    targets: set[str] = field(default_factory=set)  # repository files it imports
+    targets: set[str] = field(default_factory=set)  # repository files it imports (or, other languages, tests)
+    inline: bool = False  # Rust: the file holds its own unit tests (it covers itself)
 
 
 class SiteLookup(Protocol):
@@ -37,6 +38,10 @@ class SiteLookup(Protocol):
 
     def imported(self, path: str) -> Iterable[str]:
         """The third-party groups a test file imports."""
+        ...
+
+    def own(self, path: str) -> list[tuple[str, str]]:
+        """[(group, "file:line")] for the third-party sites in any file, test or not."""
         ...
 
 
@@ -63,6 +68,8 @@ def make_test(path: str, result: Any, layout: Layout, js_default: Callable[[], s
     kind = result["kind"]
     if kind == "python":
         framework = testfiles.python_framework(scan.imports, scan.test_case, path)
+    elif kind in testfiles_langs.OTHER_KINDS:  # decided by `analyze`, which may have read the source
+        return TestFile(path, kind, str(result.get("framework") or kind), scan, inline=bool(result.get("inline")))
     else:
         framework = "go" if kind == "go" else testfiles.js_framework(scan.imports, js_default())
     return TestFile(path, kind, framework, scan)
@@ -71,9 +78,13 @@ def make_test(path: str, result: Any, layout: Layout, js_default: Callable[[], s
 def entry_of(test: TestFile, sites: SiteLookup) -> tuple[dict[str, Any], set[str]]:
     """A test's `tests.files` entry (targets resolved) and the groups it is listed under in `by_module`."""
     covered: set[str] = set()
-    groups = set(sites.imported(test.path))
+    other = test.kind in testfiles_langs.OTHER_KINDS
+    # Other languages: every site of its own counts (a Ruby spec uses a gem's constants without `require`, a
+    # Rust test a crate's paths without `use`); Rust targets count even when they hold tests themselves.
+    groups = {key for key, _ in sites.own(test.path)} if other else set(sites.imported(test.path))
+    lookup = sites.own if test.kind == "rust" else sites.in_file
     for target in test.targets:
-        for key, where in sites.in_file(target):
+        for key, where in lookup(target):
             covered.add(where)
             groups.add(key)
     entry = {"path": test.path, "framework": test.framework, "modules": test.modules,
@@ -110,7 +121,19 @@ class Resolver:
 
     def resolve(self, tests: Iterable[TestFile]) -> None:
         for test in tests:
-            getattr(self, f"_{test.kind}")(test)
+            if test.kind in testfiles_langs.OTHER_KINDS:
+                self._other(test)
+            else:
+                getattr(self, f"_{test.kind}")(test)
+
+    def _other(self, test: TestFile) -> None:
+        """Rust, Ruby, PHP, Java/Kotlin, C#: the subject files by path and imports (`testfiles_langs`); the
+        files are listed in `modules` too, as JS lists what it resolves (the incremental update finds the tests
+        of a changed file there)."""
+        repo = testfiles_langs.Paths(self.ctx.has, self.ctx.named)
+        test.targets = testfiles_langs.subjects(test.path, test.kind, test.scan.imports, test.inline, repo)
+        modules = set(testfiles_langs.external_imports(test.kind, test.scan.imports))
+        test.modules = sorted(modules | (test.targets - {test.path}))
 
     def _python(self, test: TestFile) -> None:
         for site in test.scan.sites:

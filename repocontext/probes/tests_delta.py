@@ -10,7 +10,10 @@ tests' scans:
     dotted prefix. Those sites are in call_sites (first-party groups too),
     under the group of the name's top-level module or a namespace group below
     it, unless that top is a standard-library name (then: no increment).
-  * JS tests target only files listed in their previous `modules`.
+  * JS tests, and those of Rust, Ruby, PHP, Java/Kotlin and C#, target only
+    files listed in their previous `modules` (the latter's targets follow
+    from paths and their own scan alone: `callsites.testfiles_langs`; a Rust
+    file gaining or losing inline tests is itself a changed test).
   * Go tests target the files of their own directory and of the import paths
     in their previous `modules` (no increment when such an import path looks
     like the standard library: `modules` leaves those out).
@@ -68,6 +71,9 @@ class _PointSites:
 
     def imported(self, path: str) -> Iterable[str]:
         return {key for key, site in self._sites(path) if site.get("kind") == "import"}
+
+    def own(self, path: str) -> list[tuple[str, str]]:
+        return [(key, f"{site['file']}:{site['line']}") for key, site in self._sites(path)]
 
 
 class _PointTargets(Resolver):
@@ -168,8 +174,8 @@ class _Update:
         return found
 
     def _js_go_targeting(self) -> set[str]:
-        """Unchanged JS tests listing a changed file in `modules`; unchanged Go tests in a changed .go file's
-        directory or listing its import path."""
+        """Unchanged JS (and Rust, Ruby, PHP, JVM, C#) tests listing a changed file in `modules`; unchanged Go
+        tests in a changed .go file's directory or listing its import path."""
         go_dirs = {directory(p) for p in self.changes if p.endswith(".go")}
         go_imports = set()
         for folder in go_dirs:
