@@ -75,6 +75,22 @@ def test_transitive_crate_outside_its_line_names_the_parent(make_repo: Callable[
     assert "chrono most likely requires time 0.1.x" in plan.skipped[0] and "upgrade chrono" in plan.skipped[0]
 
 
+def test_a_lock_out_of_step_with_its_requirement_names_the_resync(make_repo: Callable[..., Path]) -> None:
+    """regex 0.2.11 locked under `regex = "1.9.5"`: the requirement already excludes every affected version and
+    no crate caps it (the root package's own requirement is the manifest's), so `cargo update --workspace`
+    brings the lock back in step; never a `--precise` the requirement refuses, nor a parent to upgrade."""
+    lock = ('version = 3\n\n[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = [\n "regex",\n]\n\n'
+            '[[package]]\nname = "regex"\nversion = "0.2.11"\n'
+            'source = "registry+https://github.com/rust-lang/crates.io-index"\n')
+    repo = make_repo({"Cargo.toml": '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nregex = "1.9.5"\n',
+                      "src/main.rs": "fn main() {}\n", "Cargo.lock": lock})
+    plan, _ = plan_for(repo, "crates.io", "regex", "1.5.5")
+    assert plan.edits == [] and plan.skipped == []
+    assert [(a.file, a.command) for a in plan.regenerate] == [("Cargo.lock", "cargo update --workspace")]
+    assert "which the requirement `1.9.5` at Cargo.toml:6 does not allow" in plan.regenerate[0].why
+    assert sum("must be regenerated" in n for n in plan.notes) == 1
+
+
 def test_several_locked_versions_name_the_stale_one() -> None:
     lock = ('[[package]]\nname = "app"\nversion = "0.1.0"\ndependencies = [\n "a",\n "syn 1.0.109",\n]\n\n'
             '[[package]]\nname = "a"\nversion = "1.0.0"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n'
