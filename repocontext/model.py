@@ -348,7 +348,10 @@ class CallSiteGroup(_Sparse):
 class TestFile(_Model):
     __test__ = False  # not a pytest class
     path: str
-    framework: str  # "pytest" | "unittest" | "jest" | "vitest" | "node:test" | "go"
+    # "pytest" | "unittest" | "jest" | "vitest" | "node:test" | "go" | "cargo-test" | "rspec" | "minitest" |
+    # "test-unit" | "phpunit" | "junit" | "testng" | "kotest" | "kotlin-test" | "xunit" | "nunit" | "mstest" |
+    # "dotnet-test" (repocontext/callsites/testfiles*.py)
+    framework: str
     modules: list[str] = Field(default_factory=_list)  # non-standard modules it imports (JS: resolved repo paths)
     covers: list[str] = Field(default_factory=_list)  # "file:line" third-party call sites it exercises
 
