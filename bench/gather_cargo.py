@@ -11,21 +11,16 @@ Run: python bench/gather_cargo.py [--crates N] [--rounds N]
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.gather_common import arguments, report_lock
 from repocontext.deps.cargo import parse_cargo_toml
 from repocontext.deps.cargo_lock import REGISTRY, parse_cargo_lock
-from repocontext.deps.common import declared
 
 DIRECT = 40
 
@@ -56,40 +51,12 @@ def synthetic(crates: int, seed: int = 7) -> tuple[str, str]:
     return "\n".join(manifest), "\n".join(lock)
 
 
-def best(rounds: int, work: Callable[[], object]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of the fastest of `rounds` runs."""
-    runs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        work()
-        runs.append(((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000))
-    return min(runs)
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--crates", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__ or "", "crates")
     manifest, lock = synthetic(args.crates)
-    names = declared(parse_cargo_toml("Cargo.toml", manifest).deps)
-    records = len(parse_cargo_lock("Cargo.lock", lock, names).deps)
-    wall, cpu = best(args.rounds, lambda: parse_cargo_lock("Cargo.lock", lock, names))
-    print(f"Cargo.lock: {args.crates} crates, {records} records, {len(lock) // 1024} KiB")
-    print(f"  parse: {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    from repocontext.gather import gather
-    from repocontext.probes.dependencies import DependenciesProbe
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "Cargo.toml").write_text(manifest)
-        (root / "Cargo.lock").write_text(lock)
-        author = ["-c", "user.email=b@b", "-c", "user.name=b"]
-        for step in (["init", "-q"], ["add", "-A"], [*author, "commit", "-qm", "b"]):
-            subprocess.run(["git", *step], cwd=root, check=True)
-        wall, cpu = best(args.rounds, lambda: gather(root, probes=[DependenciesProbe()], workers=1))
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU "
-          f"(budget 100 ms)")
+    report_lock(("Cargo.toml", manifest), ("Cargo.lock", lock),
+                parse_cargo_toml, parse_cargo_lock, f"{args.crates} crates", args.rounds)
 
 
 if __name__ == "__main__":

@@ -10,19 +10,15 @@ Run: python bench/gather_composer.py [--packages N] [--rounds N]
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gather_cargo import best
-from repocontext.deps.common import declared
+from bench.gather_common import arguments, report_lock
 from repocontext.deps.composer import parse_composer_json, parse_composer_lock
 
 DIRECT = 40
@@ -57,29 +53,10 @@ def synthetic(packages: int, seed: int = 7) -> tuple[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packages", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__ or "", "packages")
     manifest, lock = synthetic(args.packages)
-    names = declared(parse_composer_json("composer.json", manifest).deps)
-    records = len(parse_composer_lock("composer.lock", lock, names).deps)
-    wall, cpu = best(args.rounds, lambda: parse_composer_lock("composer.lock", lock, names))
-    print(f"composer.lock: {args.packages} packages, {records} records, {len(lock) // 1024} KiB")
-    print(f"  parse: {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    from repocontext.gather import gather
-    from repocontext.probes.dependencies import DependenciesProbe
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "composer.json").write_text(manifest)
-        (root / "composer.lock").write_text(lock)
-        author = ["-c", "user.email=b@b", "-c", "user.name=b"]
-        for step in (["init", "-q"], ["add", "-A"], [*author, "commit", "-qm", "b"]):
-            subprocess.run(["git", *step], cwd=root, check=True)
-        wall, cpu = best(args.rounds, lambda: gather(root, probes=[DependenciesProbe()], workers=1))
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU "
-          f"(budget 100 ms)")
+    report_lock(("composer.json", manifest), ("composer.lock", lock),
+                parse_composer_json, parse_composer_lock, f"{args.packages} packages", args.rounds)
 
 
 if __name__ == "__main__":

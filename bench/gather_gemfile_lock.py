@@ -12,18 +12,13 @@ Run: python bench/gather_gemfile_lock.py [--gems N] [--rounds N]
 
 from __future__ import annotations
 
-import argparse
 import random
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from repocontext.deps.common import declared
+from bench.gather_common import arguments, report_lock
 from repocontext.deps.gemfile import parse_gemfile
 from repocontext.deps.gemfile_lock import parse_gemfile_lock
 
@@ -54,40 +49,12 @@ def synthetic(gems: int, seed: int = 11) -> tuple[str, str]:
     return "\n".join(gemfile) + "\n", "\n".join(lock)
 
 
-def best(rounds: int, work: Callable[[], object]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of the fastest of `rounds` runs."""
-    runs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        work()
-        runs.append(((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000))
-    return min(runs)
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gems", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__ or "", "gems")
     gemfile, lock = synthetic(args.gems)
-    names = declared(parse_gemfile("Gemfile", gemfile).deps)
-    records = len(parse_gemfile_lock("Gemfile.lock", lock, names).deps)
-    wall, cpu = best(args.rounds, lambda: parse_gemfile_lock("Gemfile.lock", lock, names))
-    print(f"Gemfile.lock: {args.gems} gems, {records} records, {len(lock) // 1024} KiB")
-    print(f"  parse: {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    from repocontext.gather import gather
-    from repocontext.probes.dependencies import DependenciesProbe
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "Gemfile").write_text(gemfile)
-        (root / "Gemfile.lock").write_text(lock)
-        author = ["-c", "user.email=b@b", "-c", "user.name=b"]
-        for step in (["init", "-q"], ["add", "-A"], [*author, "commit", "-qm", "b"]):
-            subprocess.run(["git", *step], cwd=root, check=True)
-        wall, cpu = best(args.rounds, lambda: gather(root, probes=[DependenciesProbe()], workers=1))
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU "
-          f"(budget 100 ms)")
+    report_lock(("Gemfile", gemfile), ("Gemfile.lock", lock),
+                parse_gemfile, parse_gemfile_lock, f"{args.gems} gems", args.rounds)
 
 
 if __name__ == "__main__":

@@ -14,15 +14,12 @@ Run: python bench/gather_maven.py [--packages N] [--rounds N]
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.gather_common import best, print_probe
 from repocontext.deps.gradle_lock import parse_gradle_lock
 from repocontext.deps.maven import parse_pom
 
@@ -74,29 +71,6 @@ def maven(packages: int) -> dict[str, str]:
     return {"pom.xml": parent, "app/pom.xml": module}
 
 
-def best(rounds: int, work: Callable[[], object]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of the fastest of `rounds` runs."""
-    runs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        work()
-        runs.append(((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000))
-    return min(runs)
-
-
-def probe(files: dict[str, str], rounds: int) -> tuple[float, float]:
-    from repocontext.gather import gather
-    from repocontext.probes.dependencies import DependenciesProbe
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        for name, text in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        author = ["-c", "user.email=b@b", "-c", "user.name=b"]
-        for step in (["init", "-q"], ["add", "-A"], [*author, "commit", "-qm", "b"]):
-            subprocess.run(["git", *step], cwd=root, check=True)
-        return best(rounds, lambda: gather(root, probes=[DependenciesProbe()], workers=1))
 
 
 def main() -> None:
@@ -110,16 +84,14 @@ def main() -> None:
     wall, cpu = best(args.rounds, lambda: parse_gradle_lock("app/gradle.lockfile", lock, {}))
     print(f"gradle.lockfile: {records} packages, {len(lock) // 1024} KiB")
     print(f"  parse: {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    wall, cpu = probe(files, args.rounds)
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU (budget 100 ms)")
+    print_probe(files, args.rounds)
     poms = maven(args.packages)
     records = len(parse_pom("app/pom.xml", poms["app/pom.xml"], poms).deps)
     wall, cpu = best(args.rounds, lambda: parse_pom("app/pom.xml", poms["app/pom.xml"], poms))
     print(f"pom.xml: {args.packages} dependencies, {records} records, "
           f"{(len(poms['pom.xml']) + len(poms['app/pom.xml'])) // 1024} KiB")
     print(f"  parse (with its parent): {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    wall, cpu = probe(poms, args.rounds)
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU (budget 100 ms)")
+    print_probe(poms, args.rounds)
 
 
 if __name__ == "__main__":

@@ -12,22 +12,17 @@ Run: python bench/gather_nuget.py [--packages N] [--rounds N]
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import json
 import random
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from repocontext.deps.common import declared
+from bench.gather_common import arguments, report_lock
 from repocontext.deps.nuget import parse_msbuild
 from repocontext.deps.nuget_lock import parse_packages_lock
 
@@ -61,40 +56,12 @@ def synthetic(packages: int, seed: int = 7) -> tuple[str, str]:
     return "\n".join(project), lock
 
 
-def best(rounds: int, work: Callable[[], object]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of the fastest of `rounds` runs."""
-    runs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        work()
-        runs.append(((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000))
-    return min(runs)
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packages", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__ or "", "packages")
     project, lock = synthetic(args.packages)
-    names = declared(parse_msbuild("Api.csproj", project).deps)
-    records = len(parse_packages_lock("packages.lock.json", lock, names).deps)
-    wall, cpu = best(args.rounds, lambda: parse_packages_lock("packages.lock.json", lock, names))
-    print(f"packages.lock.json: {args.packages} packages, {records} records, {len(lock) // 1024} KiB")
-    print(f"  parse: {wall:.1f} ms wall, {cpu:.1f} ms CPU")
-    from repocontext.gather import gather
-    from repocontext.probes.dependencies import DependenciesProbe
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "Api.csproj").write_text(project)
-        (root / "packages.lock.json").write_text(lock)
-        author = ["-c", "user.email=b@b", "-c", "user.name=b"]
-        for step in (["init", "-q"], ["add", "-A"], [*author, "commit", "-qm", "b"]):
-            subprocess.run(["git", *step], cwd=root, check=True)
-        wall, cpu = best(args.rounds, lambda: gather(root, probes=[DependenciesProbe()], workers=1))
-    print(f"  probe (index + dependencies probe, in process): {wall:.1f} ms wall, {cpu:.1f} ms CPU "
-          f"(budget 100 ms)")
+    report_lock(("Api.csproj", project), ("packages.lock.json", lock),
+                parse_msbuild, parse_packages_lock, f"{args.packages} packages", args.rounds)
 
 
 if __name__ == "__main__":
