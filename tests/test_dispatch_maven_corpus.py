@@ -8,29 +8,13 @@ lowest unaffected version in the same release line, as a patch `git apply --chec
 
 from __future__ import annotations
 
-import json
 import subprocess
-import tarfile
 from pathlib import Path
 
-import pytest
-from conftest import run_cli
-
-from tests.datapaths import CORPUS
+from corpus_dispatch import GIT, assert_applies, corpus_tree, dispatch_json
 
 ADVISORIES = Path(__file__).parent / "fixtures" / "advisories" / "Maven"
-_GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "core.autocrlf=false"]
 
-
-def _tree(tmp_path: Path, tarball: str) -> Path:
-    if not (CORPUS / tarball).is_file():
-        pytest.skip(f"the {tarball} corpus tarball is absent")
-    with tarfile.open(CORPUS / tarball) as tar:
-        tar.extractall(tmp_path, filter="data")
-    repo = tmp_path / tarball.removesuffix(".tar.gz")
-    for step in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
-        subprocess.run([*_GIT, *step], cwd=repo, check=True, capture_output=True)
-    return repo
 
 
 def _change(repo: Path, path: str, old: str, new: str) -> None:
@@ -38,23 +22,16 @@ def _change(repo: Path, path: str, old: str, new: str) -> None:
     text = file.read_text()
     assert text.count(old) == 1, old
     file.write_text(text.replace(old, new))
-    subprocess.run([*_GIT, "commit", "-qam", "pin"], cwd=repo, check=True, capture_output=True)
+    subprocess.run([*GIT, "commit", "-qam", "pin"], cwd=repo, check=True, capture_output=True)
 
 
 def _dispatch(repo: Path, *args: str) -> tuple[int, dict, str]:
-    done = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
-                   "--json", *args, env={"PLANNER_DAEMON": "off"})
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, json.loads(done.stdout), done.stderr
+    return dispatch_json(repo, ADVISORIES, *args)
 
-
-def _applies(repo: Path, patch: str) -> None:
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=patch, text=True, capture_output=True)
-    assert check.returncode == 0, check.stderr
 
 
 def test_petclinic_as_published_says_what_it_could_not_check(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "spring-petclinic.tar.gz")
+    repo = corpus_tree(tmp_path, "spring-petclinic.tar.gz")
     code, result, err = _dispatch(repo)
     # the Spring Boot parent (outside the repository) sets most versions: not green, and said per file
     assert code == 2 and result["status"] == "not_evaluated", err
@@ -66,7 +43,7 @@ def test_petclinic_as_published_says_what_it_could_not_check(tmp_path: Path, hom
 
 
 def test_petclinic_property_pin_is_moved_at_its_property(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "spring-petclinic.tar.gz")
+    repo = corpus_tree(tmp_path, "spring-petclinic.tar.gz")
     locator = "    <webjars-locator.version>1.1.3</webjars-locator.version>\n"
     _change(repo, "pom.xml", locator, locator + "    <log4j2.version>2.14.1</log4j2.version>\n")
     _change(repo, "pom.xml", "    <dependency>\n      <groupId>javax.cache</groupId>",
@@ -79,14 +56,14 @@ def test_petclinic_property_pin_is_moved_at_its_property(tmp_path: Path, home: P
     assert (item["data"]["package"], item["data"]["installed"], item["data"]["target"]) == (
         "org.apache.logging.log4j:log4j-core", ["2.14.1"], "2.15.0")
     assert item["data"]["advisories"] == ["GHSA-jfh8-c2jp-5v3q"]
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert ("-    <log4j2.version>2.14.1</log4j2.version>\n+    <log4j2.version>2.15.0</log4j2.version>"
             in result["patch"])
     assert result["patch"].count("\n+    <") == 1  # the dependency's `${log4j2.version}` line is left
 
 
 def test_petclinic_gradle_variable_pin(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "spring-petclinic.tar.gz")
+    repo = corpus_tree(tmp_path, "spring-petclinic.tar.gz")
     _change(repo, "build.gradle", 'ext.webjarsBootstrapVersion = "5.3.8"\n',
             'ext.webjarsBootstrapVersion = "5.3.8"\next.protobufVersion = "3.21.7"\n')
     h2 = "  runtimeOnly 'com.h2database:h2'\n"
@@ -95,12 +72,12 @@ def test_petclinic_gradle_variable_pin(tmp_path: Path, home: Path) -> None:
     assert code == 0 and result["status"] == "succeeded", err
     item, = result["items"]
     assert (item["data"]["installed"], item["data"]["target"]) == (["3.21.7"], "3.25.5")
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert '+ext.protobufVersion = "3.25.5"' in result["patch"]
 
 
 def test_nowinandroid_as_published_names_the_platform_managed_libraries(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "nowinandroid.tar.gz")
+    repo = corpus_tree(tmp_path, "nowinandroid.tar.gz")
     code, result, err = _dispatch(repo)
     # Compose and Firebase BOMs (platforms outside the repository) version some libraries: those are not checked
     assert code == 2 and result["status"] == "not_evaluated", err
@@ -109,12 +86,12 @@ def test_nowinandroid_as_published_names_the_platform_managed_libraries(tmp_path
 
 
 def test_nowinandroid_catalog_pin_in_the_same_release_line(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "nowinandroid.tar.gz")
+    repo = corpus_tree(tmp_path, "nowinandroid.tar.gz")
     _change(repo, "gradle/libs.versions.toml", 'protobuf = "4.29.2"', 'protobuf = "4.28.1"')
     code, result, err = _dispatch(repo, "--input", "package=com.google.protobuf:protobuf-kotlin-lite")
     assert code == 0 and result["status"] == "succeeded", err
     item, = result["items"]
     assert (item["data"]["installed"], item["data"]["target"]) == (["4.28.1"], "4.28.2")  # not 3.25.5, not 4.27.5
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert '-protobuf = "4.28.1"\n+protobuf = "4.28.2"' in result["patch"]
     assert result["patch"].count("+++ ") == 1  # the build scripts' `libs.protobuf.kotlin.lite` are left

@@ -7,46 +7,22 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from conftest import run_cli
-
-from tests.datapaths import CORPUS
+from corpus_dispatch import assert_applies, corpus_tree, dispatch_json
 
 ADVISORIES = Path(__file__).parent / "fixtures" / "advisories" / "NuGet"
 
 
-def _tree(tmp_path: Path, tarball: str) -> Path:
-    if not (CORPUS / tarball).is_file():
-        pytest.skip(f"the {tarball} corpus tarball is absent")
-    repo = tmp_path / "tree"
-    repo.mkdir()
-    with tarfile.open(CORPUS / tarball) as tar:
-        tar.extractall(repo, filter="data")
-    for step in (["init", "-q", "-b", "main"], ["add", "-A"],
-                 ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "core.autocrlf=false", "commit", "-q", "-m", "c"]):
-        subprocess.run(["git", *step], cwd=repo, check=True, capture_output=True)
-    return repo
-
 
 def _dispatch(repo: Path, *args: str) -> tuple[int, dict, str]:
-    done = run_cli("dispatch", "vulnerability-remediation", "--repo", str(repo), "--advisories", str(ADVISORIES),
-                   "--json", *args, env={"PLANNER_DAEMON": "off"})
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, json.loads(done.stdout), done.stderr
+    return dispatch_json(repo, ADVISORIES, *args)
 
-
-def _applies(repo: Path, patch: str) -> None:
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=patch, text=True, capture_output=True)
-    assert check.returncode == 0, check.stderr
 
 
 def test_eshop_central_versions(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "eShopOnWeb.tar.gz")
+    repo = corpus_tree(tmp_path, "eShopOnWeb.tar.gz")
     code, result, err = _dispatch(repo)
     assert code == 0 and result["status"] == "succeeded", err
     assert result["not_evaluated"] == []
@@ -54,7 +30,7 @@ def test_eshop_central_versions(tmp_path: Path, home: Path) -> None:
            for i in result["items"]}
     assert got == {"Azure.Identity": (["1.10.4"], "1.11.4", ["GHSA-m5vv-6r4h-3vj9", "GHSA-wvxc-855f-jvrv"]),
                    "System.Text.Json": (["8.0.3"], "8.0.5", ["GHSA-8g4q-xg66-9fp4", "GHSA-hh2w-p6rv-4g7w"])}
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert '+    <PackageVersion Include="System.Text.Json" Version="8.0.5" />' in result["patch"]
     assert result["patch"].count("+++ ") == 1  # the projects' version-less PackageReferences are left
     one_code, one, _ = _dispatch(repo, "--input", "package=system.text.json")
@@ -62,12 +38,12 @@ def test_eshop_central_versions(tmp_path: Path, home: Path) -> None:
 
 
 def test_voting_app_worker(tmp_path: Path, home: Path) -> None:
-    repo = _tree(tmp_path, "example-voting-app.tar.gz")
+    repo = corpus_tree(tmp_path, "example-voting-app.tar.gz")
     code, result, err = _dispatch(repo, "--input", "package=Npgsql")
     assert code == 0 and result["status"] == "succeeded", err
     item, = result["items"]
     assert (item["data"]["installed"], item["data"]["target"]) == (["4.1.9"], "4.1.13")  # same line, not 8.0.3
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert '+    <PackageReference Include="Npgsql" Version="4.1.13" />' in result["patch"]
     code, result, err = _dispatch(repo, "--input", "package=Newtonsoft.Json")  # 13.0.1 is the fixed release
     assert code == 0 and result["status"] in ("no_changes", "not_affected"), err
@@ -102,7 +78,7 @@ def test_lockfile_needs_dotnet_restore(make_repo: Callable[..., Path], home: Pat
     sql = next(i for i in result["items"] if i["data"]["package"] == "Microsoft.Data.SqlClient")
     assert any('<PackageReference Include="Microsoft.Data.SqlClient" Version="5.1.3" />' in s
                for s in sql["plan_data"]["skipped"])
-    _applies(repo, result["patch"])
+    assert_applies(repo, result["patch"])
     assert "packages.lock.json" not in result["patch"]
     if shutil.which("dotnet") is None:  # --regenerate ends where the tool is missing, naming it
         code, again, err = _dispatch(repo, "--input", "package=System.Text.Json", "--regenerate")
