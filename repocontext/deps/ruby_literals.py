@@ -9,6 +9,7 @@ read each argument; anything else (a variable, `ENV[...]`, a method call) is rep
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _STRING = re.compile(r"""\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|%[qQ]?([<{(\[])([^>})\]]*)[>})\]])"""
@@ -19,29 +20,11 @@ _OPEN = "([{"
 _CLOSE = ")]}"
 
 
-def strip_comment(line: str) -> str:
-    """`line` without a trailing `# comment` (a `#` inside a string literal or `#{}` is kept)."""
-    quote: str | None = None
-    escaped = False
-    for at, char in enumerate(line):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote:
-            escaped = True
-        elif quote:
-            if char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-        elif char == "#":
-            return line[:at]
-    return line
-
-
-def open_depth(text: str) -> int:
-    """Brackets opened and not closed outside string literals: a call continues while this is positive."""
+def _code(text: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, bracket depth after it) of each character outside string literals: the one scan the
+    helpers below share."""
     depth, quote, escaped = 0, None, False
-    for char in text:
+    for at, char in enumerate(text):
         if escaped:
             escaped = False
         elif char == "\\" and quote:
@@ -50,11 +33,19 @@ def open_depth(text: str) -> int:
             quote = None if char == quote else quote
         elif char in "\"'":
             quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-    return depth
+        else:
+            depth += (char in _OPEN) - (char in _CLOSE)
+            yield at, char, depth
+
+
+def strip_comment(line: str) -> str:
+    """`line` without a trailing `# comment` (a `#` inside a string literal or `#{}` is kept)."""
+    return next((line[:at] for at, char, _ in _code(line) if char == "#"), line)
+
+
+def open_depth(text: str) -> int:
+    """Brackets opened and not closed outside string literals: a call continues while this is positive."""
+    return sum((char in _OPEN) - (char in _CLOSE) for _, char, _ in _code(text))
 
 
 def continues(text: str) -> bool:
@@ -65,46 +56,14 @@ def continues(text: str) -> bool:
 
 def without_modifier(text: str) -> str:
     """`text` without a trailing `if …` / `unless …` modifier outside string literals and brackets."""
-    depth, quote, escaped = 0, None, False
-    for at, char in enumerate(text):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote:
-            escaped = True
-        elif quote:
-            quote = None if char == quote else quote
-        elif char in "\"'":
-            quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-        elif depth == 0 and char == " " and re.match(r" +(?:if|unless)\b", text[at:]):
-            return text[:at]
-    return text
+    return next((text[:at] for at, char, depth in _code(text)
+                 if depth == 0 and char == " " and re.match(r" +(?:if|unless)\b", text[at:])), text)
 
 
 def split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (commas inside strings and brackets do not split)."""
-    args: list[str] = []
-    depth, quote, escaped, start = 0, None, False, 0
-    for at, char in enumerate(text):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote:
-            escaped = True
-        elif quote:
-            quote = None if char == quote else quote
-        elif char in "\"'":
-            quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-        elif char == "," and depth == 0:
-            args.append(text[start:at])
-            start = at + 1
-    args.append(text[start:])
+    cuts = [at for at, char, depth in _code(text) if char == "," and depth == 0]
+    args = [text[start + 1:end] for start, end in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
     return [a.strip() for a in args if a.strip()]
 
 
