@@ -10,7 +10,9 @@ program the repository (or a task class) names, so each runs as an attacker's pr
 - a new PID namespace: nothing outlives the step, and the whole tree is killed on timeout;
 - a scrubbed environment: PATH, the locale, a HOME inside the private /tmp, and what the step declares;
 - limits on memory, CPU time, open files and written file size (`prlimit`);
-- no network unless the step declares it needs a package registry; even then no home, keys or sockets.
+- a new network namespace (loopback only), always; a step that declares it needs a package registry reaches
+  one through the planner's egress proxy only (planner/egress.py: registry hosts on 443/80, never a
+  loopback, private or metadata address), and still no home, keys or sockets.
 
 Where bubblewrap cannot run, a step is refused (SandboxUnavailable, naming why and `--no-sandbox`), never run
 in the open. `--no-sandbox` (allow_unsandboxed) runs the same argv with the same scrubbed environment and
@@ -23,10 +25,12 @@ sweeps the copies of processes that are gone, so a `kill -9` mid-step leaves not
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import stat
@@ -39,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from planner import egress
 from repocontext.home import planner_home
 
 NO_SANDBOX_HINT = "pass --no-sandbox to run it without isolation (recorded in the run)"
@@ -53,6 +58,7 @@ NETWORK_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_pro
 # A variable of this name never enters a sandbox, whatever a step or the operator declares.
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|API_?KEY|PRIVATE|SESSION|COOKIE", re.IGNORECASE)
 SANDBOX_HOME = "/tmp/home"
+EGRESS_DIR = "/run/tccm-egress"  # where a network step sees the egress proxy's socket folder
 OUTPUT_TAIL = 64 * 1024
 
 
@@ -96,6 +102,7 @@ class Done:
     seconds: float
     timed_out: bool
     isolation: str  # "bwrap", or "none" under --no-sandbox
+    refused: tuple[str, ...] = ()  # what the egress proxy refused a network step ("127.0.0.1:6379 (loopback)")
 
 
 _unsandboxed = False
@@ -237,14 +244,12 @@ def environment(step: Step) -> dict[str, str]:
     return env
 
 
-def _bwrap_argv(step: Step, env: Mapping[str, str]) -> list[str]:
+def _bwrap_argv(step: Step, env: Mapping[str, str], egress_dir: Path | None = None) -> list[str]:
     work = str(step.work.resolve())
     args = [_bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+            "--unshare-net", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if os.getuid() == 0:  # never root inside, even for a root operator
         args += ["--uid", "65534", "--gid", "65534"]
-    if not step.network:
-        args.append("--unshare-net")
     args += _system_args()
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
     for path in _tool_dirs(env["PATH"]):
@@ -252,7 +257,17 @@ def _bwrap_argv(step: Step, env: Mapping[str, str]) -> list[str]:
     args += ["--bind", work, work, "--chdir", str((step.cwd or step.work).resolve()), "--clearenv"]
     for name, value in sorted(env.items()):
         args += ["--setenv", name, value]
-    return [*args, "--", *step.argv]
+    if egress_dir is None:
+        return [*args, "--", *step.argv]
+    # the registry through the egress proxy: the forwarder (the planner's Python, read-only above) runs the argv
+    forwarder = [os.path.realpath(sys.executable), "-I", "-S", "-c", _forwarder_source(),
+                 f"{EGRESS_DIR}/proxy.sock", "--"]
+    return [*args, "--ro-bind", str(egress_dir), EGRESS_DIR, "--", *forwarder, *step.argv]
+
+
+@functools.cache
+def _forwarder_source() -> str:
+    return Path(egress.__file__).with_name("egress_inside.py").read_text(encoding="utf-8")
 
 
 def _limits_argv(limits: Limits, timeout: float) -> list[str]:
@@ -265,17 +280,27 @@ def _limits_argv(limits: Limits, timeout: float) -> list[str]:
             f"--fsize={limits.file_size_mb * 1024 * 1024}", "--"]
 
 
-def command_line(step: Step) -> list[str]:
-    """The whole argv that runs the step (sandboxed unless --no-sandbox); raises SandboxUnavailable."""
+def command_line(step: Step, egress_dir: Path | None = None) -> list[str]:
+    """The whole argv that runs the step (sandboxed unless --no-sandbox), its egress proxy's socket in
+    `egress_dir` for a network step; raises SandboxUnavailable."""
     check_available()
     env = environment(step)
-    inner = list(step.argv) if _unsandboxed else _bwrap_argv(step, env)
+    inner = list(step.argv) if _unsandboxed else _bwrap_argv(step, env, egress_dir)
     return [*_limits_argv(Limits.from_env(), step.timeout), *inner]
 
 
 def run(step: Step) -> Done:
-    """Run the step to its end or its timeout; on timeout every process it started is killed."""
-    argv = command_line(step)
+    """Run the step to its end or its timeout; on timeout every process it started is killed. A network
+    step's egress proxy runs as long as the step, and the Done lists what it refused."""
+    check_available()
+    if not step.network or _unsandboxed:
+        return _run(step, command_line(step))
+    with workspace("egress") as folder, egress.serve(folder) as proxy:
+        done = _run(step, command_line(step, folder))
+    return dataclasses.replace(done, refused=tuple(proxy.refusals))
+
+
+def _run(step: Step, argv: list[str]) -> Done:
     env = environment(step)
     started = time.monotonic()
     with tempfile.TemporaryFile() as sink:  # a file, not a pipe: a flood of output costs disk, bounded by fsize
@@ -287,7 +312,7 @@ def run(step: Step) -> Done:
             return Done(127, f"cannot run {step.argv[0]!r}: {exc.strerror}", 0.0, False, isolation())
         timed_out = False
         try:
-            proc.wait(timeout=step.timeout)
+            _wait(proc, step.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:  # a timeout, or Ctrl-C reaching the planner: nothing the step started goes on
@@ -298,6 +323,24 @@ def run(step: Step) -> Done:
         output = _tail(sink)
     seconds = round(time.monotonic() - started, 3)
     return Done(None if timed_out else proc.returncode, output, seconds, timed_out, isolation())
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """proc.wait(timeout), woken the moment it ends (a pidfd) rather than by Popen's doubling sleeps, which
+    would add up to half again a short step's time."""
+    try:
+        handle = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        proc.wait(timeout=timeout)
+        return
+    poller = select.poll()  # not select(): a pidfd may be above FD_SETSIZE in a long-lived process
+    poller.register(handle, select.POLLIN)
+    try:
+        if not poller.poll(max(0, int(timeout * 1000))):
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+    finally:
+        os.close(handle)
+    proc.wait()
 
 
 def _tail(sink: IO[bytes]) -> str:

@@ -166,8 +166,8 @@ def test_no_import_cycles() -> None:
 # or of its own layer without a circle between them.
 PLANNER_LAYERS: list[list[str]] = [
     # utilities: errors, settings, the sandbox, the tokenizer, the advisory snapshot's source
-    ["errors", "config", "sealed", "tokens_subset", "tokens", "sandbox", "extras", "roots", "hostcheck",
-     "advisories"],
+    ["errors", "config", "sealed", "tokens_subset", "tokens", "sandbox", "egress", "egress_inside", "extras", "roots",
+     "hostcheck", "advisories"],
     ["policy", "flow", "tccm"],  # the TCCM language: its policy and flow sections, the schema and loader
     ["patch", "bundle"],  # plans, edits and diffs; Context Bundles
     ["chain", "recipes", "store", "hotviews"],  # work items and the planning chain's parts; recipes; stores

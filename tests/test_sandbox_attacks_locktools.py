@@ -8,7 +8,8 @@ vulnerable dependency so the run really reaches the tool (offline: a file:// gem
 registry, a composer path repository). The assertions are on effects: nothing written outside the work copy,
 no secret in anything the run wrote, no connection to the operator's daemon socket (nor, under --verify, to a
 loopback port), no process left, the user's checkout unchanged, and the run's own account of what happened.
-A lock tool's step has the host's network, loopback included: that escape is the strict xfail below.
+A lock tool's step has a network namespace of its own and reaches registries only through the planner's egress
+proxy (planner/egress.py), so no attack reaches a loopback TCP port either.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _no_secret_anywhere(tmp_path: Path, v: dict, state: dict, *texts: str) -> No
             assert not any(s in data for s in SECRETS), f"a secret was written to {path}"
 
 
-def _nothing_escaped(v: dict, targets: dict[str, Path], regenerating: bool = True) -> None:
+def _nothing_escaped(v: dict, targets: dict[str, Path]) -> None:
     assert (v["user"] / ".bashrc").read_text() == "# the operator's profile\n"
     assert (v["cache"] / "codecache.marshal").read_bytes() == b"trusted"
     for name, target in targets.items():
@@ -65,9 +66,7 @@ def _nothing_escaped(v: dict, targets: dict[str, Path], regenerating: bool = Tru
     # the detached children would still be sleeping, had they outlived the step: no fixed wait needed
     late = str(targets["late"])
     assert subprocess.run(["pgrep", "-f", late], capture_output=True).returncode == 1, "a process outlived the step"
-    # a lock tool's step has the network (its registry), so loopback TCP is reached: see the xfail test below
-    hits = [h for h in v["listener"].hits if h != "tcp"] if regenerating else v["listener"].hits
-    assert hits == [], f"the attack reached the operator's listeners: {v['listener'].hits}"
+    assert v["listener"].hits == [], f"the attack reached the operator's listeners: {v['listener'].hits}"
     assert not list(v["temp"].glob("tccm-planner-*/*")), "the work copy was left behind"
 
 
@@ -176,7 +175,7 @@ def test_a_gemfile_evaluated_by_bundle_lock_reads_writes_and_reaches_nothing(
     assert "-    tinygem (1.0.0)\n+    tinygem (1.0.2)" in patch
     loot = next(line for line in patch.splitlines() if line.startswith("+# LOOT"))
     assert "key= | home=/tmp/home | ssh=none Errno::ENOENT" in loot
-    assert "unix reached" not in loot and f"wrote {targets['home']}" not in loot
+    assert "unix reached" not in loot and "tcp reached" not in loot and f"wrote {targets['home']}" not in loot
     # (a write to a host path under /tmp lands in the sandbox's private /tmp, and is gone with it)
     _nothing_escaped(v, targets)
     _no_secret_anywhere(tmp_path, v, state, out, err, patch)
@@ -206,10 +205,6 @@ def _bundle_repo(make_repo: Callable[..., Path], tmp_path: Path, gemfile: str) -
 
 @pytest.mark.skipif(shutil.which("bundle") is None or shutil.which("gem") is None,
                     reason="bundler is not installed (apt-get install -y ruby bundler)")
-@pytest.mark.xfail(strict=True, reason="ESCAPE, not fixed: a lock tool's step shares the host's network namespace "
-                   "(sandbox.Step(network=True) drops --unshare-net), so repository code run by `bundle lock` / "
-                   "`cargo update` / `composer update` reaches every loopback TCP service (Redis, a local UI, "
-                   "169.254.169.254); closing it needs a namespace with a filtering proxy, see the report")
 def test_a_gemfile_under_regenerate_does_not_reach_a_loopback_tcp_port(
         victim: dict, make_repo: Callable[..., Path], tmp_path: Path) -> None:  # noqa: F811
     gemfile = ('source "file://{server}/"\nrequire "socket"\n'
@@ -392,7 +387,7 @@ def test_composer_scripts_and_outside_config_under_composer_update_escape_nothin
     assert rows[0]["status"] == "regenerated" and state["status"] == "succeeded", out
     assert '"version": "1.2.5"' in patch
     assert not outside.exists()
-    _nothing_escaped(v, targets, regenerating=False)  # no script ran at all: not even loopback was tried
+    _nothing_escaped(v, targets)  # no script ran at all
     _no_secret_anywhere(tmp_path, v, state, out, err, patch)
     assert {p: (repo / p).read_text() for p in before} == before
     assert git(repo, "status", "--porcelain") == ""
@@ -462,7 +457,7 @@ def test_verify_runs_a_hostile_build_wrapper_in_the_sandbox(
     assert "ATTACK-REPORT key= | home=/tmp/home | ssh=none" in output, output
     assert "tcp reached" not in output and "unix reached" not in output
     assert "1.0.1" in (state.get("patch") or "")
-    _nothing_escaped(v, targets, regenerating=False)
+    _nothing_escaped(v, targets)
     _no_secret_anywhere(tmp_path, v, state, out, err)
     assert (repo / build).read_text() == before
     assert git(repo, "status", "--porcelain") == ""
