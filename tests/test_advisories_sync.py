@@ -289,7 +289,7 @@ def test_a_portfolio_with_no_source_is_not_green(home: Path, tmp_path: Path) -> 
     table = list(csv.DictReader(io.StringIO(run_cli("portfolio", "report", started["id"], "--csv").stdout)))
     rust = next(r for r in table if r["repository"].endswith("rust"))
     assert rust["repository_status"] == "not_evaluated" and rust["where"] == "Cargo.lock"
-    assert all(r["advisories"] == f"{EXAMPLES} (PyPI 2)" for r in table)
+    assert all(r["advisory_source"] == f"{EXAMPLES} (PyPI 2)" for r in table)
     text = run_cli("portfolio", "report", started["id"]).stdout
     assert f"advisories: {EXAMPLES} (PyPI 2)" in text and "not_evaluated (1)" in text
     from fastapi.testclient import TestClient

@@ -223,7 +223,7 @@ def test_blocking_parent_gets_an_override_not_npm_update(home: Path, make_repo: 
     assert '+  "overrides": {\n+    "rc": {\n+      "deep-extend": "0.5.1"\n+    }\n+  },' in str(result["patch"])
     assert "rc 1.2.1 requires `deep-extend ^0.4.1`, which excludes 0.5.1" in report
     assert "upgrading rc to a release whose requirement allows deep-extend 0.5.1" in report
-    assert "run `npm install --package-lock-only` in `.`" in report
+    assert "Run `npm install --package-lock-only` at the repository root" in report
     patched = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=str(result["patch"]), text=True)
     assert patched.returncode == 0
 
