@@ -8,8 +8,9 @@ and lets one through only when
 
 - the host is a public registry of a supported ecosystem (REGISTRY_HOSTS) on port 443 or 80, or one the
   operator lists in PLANNER_REGISTRY_HOSTS (comma-separated `host` or `host:port`: a private registry);
-- every address the host resolves to (the proxy resolves it, and connects to the address it checked) is
-  public: not loopback, private, link-local (169.254.169.254), multicast, unspecified or reserved. An
+- the address it connects to (the proxy resolves the name, and connects to the address it checked) is not
+  loopback, link-local (169.254.169.254), multicast or unspecified; a private or reserved address is taken
+  only for a registry's name (a mirror on the company or CI network), never when written as an address. An
   operator's listed host is exempt (a private registry lives on a private network).
 
 Anything else gets a 403 with one line naming the target and why, and is kept in `refusals`, so a failed
@@ -80,6 +81,12 @@ def split_target(target: str, default_port: int) -> tuple[str, int]:
         return "", 0
     host = host.rstrip(".").lower()
     return (host, int(port) if port else default_port) if host else ("", 0)
+
+
+# Address classes a registry *name* may resolve to (a corporate mirror, a CI network's registry): the name is on
+# the allowlist, so the repository did not choose it. Loopback, link-local (metadata), unspecified and multicast
+# stay refused for every name.
+TRUSTED_FOR_NAMES = frozenset({"private", "reserved"})
 
 
 def address_class(address: str) -> str | None:
@@ -226,8 +233,11 @@ def _connect(host: str, port: int, listed: bool) -> socket.socket:
     except OSError:
         raise Refused(f"{host}:{port} (the name does not resolve)", 502) from None
     why = ""
+    named = address_class(host) is None  # a registry's name, not an address the tool wrote
     for family, kind, proto, _, address in found:
         bad = None if listed else address_class(str(address[0]))
+        if named and bad in TRUSTED_FOR_NAMES:
+            bad = None  # a registry name is the operator's DNS's word: a mirror on the company network
         if bad:
             why = why or f"{host}:{port} ({address[0]}: {bad})"
             continue

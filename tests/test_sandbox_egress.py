@@ -133,7 +133,7 @@ def test_the_proxy_refuses_loopback_private_metadata_and_other_hosts(temp: Path,
     assert server.paths == []
 
 
-def test_a_registry_name_resolving_to_a_private_address_is_refused(
+def test_a_registry_name_resolving_to_loopback_is_refused(
         temp: Path, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     """The proxy resolves the name itself and connects to the address it checked (no DNS trick through)."""
     asked: list[tuple[str, int]] = []
@@ -293,3 +293,13 @@ print(proxy.recv(100).decode().splitlines()[0])
 def _threads() -> int:
     """This process's threads, those `_thread` started (the forwarder's pumps, used by the proxy) included."""
     return len(os.listdir("/proc/self/task"))
+
+
+def test_only_a_registry_name_may_resolve_to_a_private_or_reserved_address() -> None:
+    """A mirror on the company or CI network (registry.npmjs.org → 203.0.113.80) is the operator's DNS's word;
+    the same address written by the tool, and loopback or link-local under any name, stay refused."""
+    assert {"private", "reserved"} == egress.TRUSTED_FOR_NAMES
+    assert egress.address_class("203.0.113.80") in egress.TRUSTED_FOR_NAMES  # refused as a literal address
+    assert egress.address_class("10.0.0.8") in egress.TRUSTED_FOR_NAMES
+    assert egress.address_class("127.0.0.1") not in egress.TRUSTED_FOR_NAMES
+    assert egress.address_class("169.254.169.254") not in egress.TRUSTED_FOR_NAMES
