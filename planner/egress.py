@@ -134,11 +134,33 @@ class Proxy:
     upstream: tuple[tuple[str, int], str] | None
     refusals: list[str] = field(default_factory=list)
     live: set[socket.socket] = field(default_factory=set)  # connections under way, cut when the step ends
+    workers: list[threading.Thread] = field(default_factory=list)  # one a connection, joined when the step ends
+    closed: bool = False  # the step ended: a connection opened from now on is dropped, not carried
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keep(self, sock: socket.socket) -> bool:
+        """Track a connection until the step ends; False (nothing tracked) once it has."""
+        with self.lock:
+            if not self.closed:
+                self.live.add(sock)
+            return not self.closed
+
+    def close(self) -> None:
+        """Cut every connection under way and wait for their threads: none outlives the step."""
+        with self.lock:
+            self.closed, cut = True, list(self.live)
+        for sock in cut:  # a registry keeping a connection open does not keep its thread
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for worker in list(self.workers):
+            worker.join()
 
 
 def _handle(proxy: Proxy, client: socket.socket) -> None:
     """One connection from the sandbox: refused with a 403, or carried to its registry."""
-    proxy.live.add(client)
+    if not proxy.keep(client):
+        client.close()
+        return
     try:
         head, rest = _read_head(client)
         method, host, port, request = _parse(head)
@@ -155,7 +177,10 @@ def _handle(proxy: Proxy, client: socket.socket) -> None:
                            b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body))
         _drop(proxy, client)
         return
-    proxy.live.add(outbound)
+    if not proxy.keep(outbound):  # the step ended while the registry was being reached
+        outbound.close()
+        _drop(proxy, client)
+        return
     with contextlib.suppress(OSError):
         if method == "CONNECT":
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -276,7 +301,9 @@ def _accept(proxy: Proxy, listener: socket.socket) -> None:
             client, _ = listener.accept()
         except OSError:  # shut down: the step is over
             return
-        threading.Thread(target=_handle, args=(proxy, client), daemon=True).start()
+        worker = threading.Thread(target=_handle, args=(proxy, client), name="egress-connection", daemon=True)
+        proxy.workers.append(worker)
+        worker.start()
 
 
 @contextlib.contextmanager
@@ -295,10 +322,8 @@ def serve(folder: Path, allow: Allowlist | None = None) -> Iterator[Proxy]:
         finally:
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
-            thread.join()
-            for sock in list(proxy.live):  # a registry keeping a connection open does not keep its thread
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+            thread.join()  # no connection is accepted from now on
+            proxy.close()
     finally:
         listener.close()
         os.close(directory)
